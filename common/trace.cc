@@ -1,0 +1,114 @@
+#include "common/trace.h"
+
+#include <fmt/format.h>
+
+#include "common/builtin_traces.h"
+
+namespace sparsefuse {
+
+std::string Trace::provenance_kind() const {
+  return provenance.is_object() && provenance.contains("kind") && provenance["kind"].is_string()
+             ? provenance["kind"].get<std::string>()
+             : "unknown";
+}
+
+int64_t Trace::parameters() const {
+  int64_t total = 0;
+  for (const auto& t : tensors) total += t.elements;
+  return total;
+}
+
+static constexpr int64_t kMaxNs = int64_t(1) << 52;  // ~52 days: anything larger is a unit mistake
+
+static TraceTensor parse_tensor(const JsonNode& node, TimeNs backward_ns, TimeNs previous_ready) {
+  node.check_keys({"name", "shape", "elements", "ready_ns", "forward_ns", "has_grad"});
+  TraceTensor t;
+  t.name = node.child("name").as_string();
+  JsonNode shape = node.child("shape");
+  size_t dims = shape.array_size();
+  if (dims == 0) shape.fail("expected a non-empty array of positive integers (the tensor shape)");
+  int64_t product = 1;
+  for (size_t d = 0; d < dims; ++d) {
+    int64_t extent = shape.element(d).as_int(1, int64_t(1) << 40);
+    t.shape.push_back(extent);
+    if (product > (int64_t(1) << 40) / extent) shape.fail("tensor has more than 2^40 elements");
+    product *= extent;
+  }
+  JsonNode elements = node.child("elements");
+  t.elements = elements.as_int(1, int64_t(1) << 40);
+  if (t.elements != product) {
+    elements.fail(fmt::format("inconsistent size: shape gives {} elements but \"elements\" is {}", product,
+                              t.elements));
+  }
+  JsonNode ready = node.child("ready_ns");
+  t.ready_ns = ready.as_int(0, backward_ns);
+  if (t.ready_ns < previous_ready) {
+    ready.fail(fmt::format("ready_ns must not decrease along the backward order (previous tensor: {})",
+                           previous_ready));
+  }
+  t.forward_ns = node.get_int("forward_ns", 0, 0, kMaxNs);
+  t.has_grad = node.get_bool("has_grad", true);
+  return t;
+}
+
+Trace parse_trace(const Json& document, const std::string& file) {
+  JsonNode root(document, file, "");
+  root.check_keys({"format", "model", "description", "batch_size", "dtype", "provenance", "forward_ns",
+                   "backward_ns", "optimizer_ns", "tensors"});
+  JsonNode format = root.child("format");
+  if (format.as_string() != "sparsefuse-trace/1") format.fail("expected \"sparsefuse-trace/1\"");
+  Trace trace;
+  trace.source = file;
+  trace.model = root.child("model").as_string();
+  trace.description = root.get_string("description", "");
+  trace.dtype = root.get_string("dtype", "float32");
+  if (trace.dtype != "float32") root.child("dtype").fail("expected \"float32\" (the only dtype modelled)");
+  trace.batch_size = root.child("batch_size").as_int(1, 1 << 24);
+  if (auto p = root.optional_child("provenance")) {
+    p->expect_object();
+    trace.provenance = p->json();
+  }
+  trace.forward_ns = root.child("forward_ns").as_int(0, kMaxNs);
+  trace.backward_ns = root.child("backward_ns").as_int(0, kMaxNs);
+  trace.optimizer_ns = root.child("optimizer_ns").as_int(0, kMaxNs);
+  JsonNode tensors = root.child("tensors");
+  size_t count = tensors.array_size();
+  if (count == 0) tensors.fail("expected at least one tensor; the trace has none");
+  TimeNs previous_ready = 0;
+  bool any_grad = false;
+  for (size_t i = 0; i < count; ++i) {
+    trace.tensors.push_back(parse_tensor(tensors.element(i), trace.backward_ns, previous_ready));
+    previous_ready = trace.tensors.back().ready_ns;
+    any_grad |= trace.tensors.back().has_grad;
+  }
+  if (!any_grad) tensors.fail("expected at least one tensor with a gradient (all have \"has_grad\": false)");
+  return trace;
+}
+
+Trace load_trace_file(const std::string& path) { return parse_trace(load_json_file(path), path); }
+
+std::vector<std::string> builtin_trace_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : builtin_trace_table()) names.emplace_back(entry.name);
+  return names;
+}
+
+bool is_builtin_trace(const std::string& name) {
+  for (const auto& entry : builtin_trace_table()) {
+    if (entry.name == name) return true;
+  }
+  return false;
+}
+
+Trace load_builtin_trace(const std::string& name) {
+  for (const auto& entry : builtin_trace_table()) {
+    if (entry.name == name) {
+      Trace trace = parse_trace(Json::parse(entry.json), "traces/" + name + ".json");
+      trace.source = name;
+      return trace;
+    }
+  }
+  throw InputError("", "", fmt::format("unknown built-in model \"{}\"", name));
+}
+
+}  // namespace sparsefuse

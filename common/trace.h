@@ -1,0 +1,48 @@
+// A model trace: every parameter tensor in backward order with its shape and
+// the time (from backward start) at which its gradient is ready, plus forward
+// and optimizer time. Format: traces/README.md ("sparsefuse-trace/1").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/json_reader.h"
+#include "common/time.h"
+
+namespace sparsefuse {
+
+struct TraceTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t elements = 0;
+  TimeNs ready_ns = 0;    // gradient ready, from backward start
+  TimeNs forward_ns = 0;  // forward time of the op owning this tensor (0 if unknown)
+  bool has_grad = true;   // false: no gradient in this workload (e.g. BERT pooler in SQuAD)
+};
+
+struct Trace {
+  std::string source;  // built-in name or file path
+  std::string model;
+  std::string description;
+  std::string dtype;
+  int64_t batch_size = 0;
+  Json provenance;
+  TimeNs forward_ns = 0;
+  TimeNs backward_ns = 0;
+  TimeNs optimizer_ns = 0;
+  std::vector<TraceTensor> tensors;
+
+  std::string provenance_kind() const;  // "analytic" or "measured"
+  int64_t parameters() const;
+};
+
+// Parses and validates a trace; FILE names the origin in error messages.
+Trace parse_trace(const Json& document, const std::string& file);
+Trace load_trace_file(const std::string& path);
+
+// Built-in traces are compiled into the binary from traces/*.json.
+std::vector<std::string> builtin_trace_names();
+bool is_builtin_trace(const std::string& name);
+Trace load_builtin_trace(const std::string& name);
+
+}  // namespace sparsefuse

@@ -1,0 +1,63 @@
+#include "policy/horovod.h"
+
+#include <algorithm>
+
+#include "policy/partition.h"
+
+namespace sparsefuse::policy {
+
+namespace {
+
+class HorovodCoordinator : public Coordinator {
+ public:
+  HorovodCoordinator(const GradientModel& model, const HorovodOptions& options, TimeNs negotiation_ns)
+      : model_(model), options_(options), negotiation_ns_(negotiation_ns),
+        ready_everywhere_(model.size(), 0) {}
+
+  void begin_iteration(int /*iteration*/) override { std::fill(ready_everywhere_.begin(), ready_everywhere_.end(), 0); }
+
+  void report_ready(int /*rank*/, int tensor, TimeNs now) override {
+    ready_everywhere_[tensor] = std::max(ready_everywhere_[tensor], now);
+  }
+
+  void resolve(std::vector<CoordinatedFlush>& out) override {
+    const TimeNs period = std::max(options_.cycle_time_ns, negotiation_ns_);
+    int first = 0;
+    TimeNs first_tick = 0;
+    int64_t fused_bytes = 0;
+    for (int t = 0; t < model_.size(); ++t) {
+      // The first cycle boundary at or after the tensor is ready on every worker.
+      TimeNs tick = period > 0 ? (ready_everywhere_[t] + period - 1) / period * period : ready_everywhere_[t];
+      bool fits = fused_bytes + model_.bytes(t) <= options_.fusion_threshold_bytes;
+      if (t > first && (tick != first_tick || !fits)) {
+        emit(first, t, first_tick, out);
+        first = t;
+        fused_bytes = 0;
+      }
+      if (t == first) first_tick = tick;
+      fused_bytes += model_.bytes(t);
+    }
+    emit(first, model_.size(), first_tick, out);
+  }
+
+ private:
+  void emit(int first, int end, TimeNs tick, std::vector<CoordinatedFlush>& out) const {
+    out.push_back({dense_bucket(model_, first, end, Collective::kAllreduce), tick + negotiation_ns_});
+  }
+
+  const GradientModel& model_;
+  HorovodOptions options_;
+  TimeNs negotiation_ns_;
+  std::vector<TimeNs> ready_everywhere_;
+};
+
+}  // namespace
+
+HorovodScheme::HorovodScheme(const GradientModel& model, const CostEstimator& cost, HorovodOptions options)
+    : model_(model), options_(options), negotiation_ns_(cost.workers() > 1 ? cost.coordination_ns() : 0) {}
+
+std::unique_ptr<Coordinator> HorovodScheme::make_coordinator() const {
+  return std::make_unique<HorovodCoordinator>(model_, options_, negotiation_ns_);
+}
+
+}  // namespace sparsefuse::policy

@@ -1,0 +1,35 @@
+// Horovod tensor fusion (operations.cc / controller.cc): a background cycle
+// runs every CYCLE_TIME; in each cycle the coordinator learns which tensors
+// are ready on *every* worker and fuses those, in order, into allreduces of at
+// most FUSION_THRESHOLD bytes. With the response cache on (the default) the
+// steady-state negotiation is one small allreduce per cycle, whose latency we
+// charge before a fused allreduce may start; a cycle lasts at least that long.
+// Cycles are ticks of one global clock anchored at time 0.
+#pragma once
+
+#include <memory>
+
+#include "policy/cost_estimator.h"
+#include "policy/gradient_model.h"
+#include "policy/scheme.h"
+
+namespace sparsefuse::policy {
+
+struct HorovodOptions {
+  int64_t fusion_threshold_bytes = 128ll << 20;  // default since Horovod v0.21 (PR #2468)
+  TimeNs cycle_time_ns = 1'000'000;              // 1 ms, same PR
+};
+
+class HorovodScheme : public Scheme {
+ public:
+  HorovodScheme(const GradientModel& model, const CostEstimator& cost, HorovodOptions options);
+  std::unique_ptr<WorkerPolicy> make_worker_policy(int rank) const override { (void)rank; return nullptr; }
+  std::unique_ptr<Coordinator> make_coordinator() const override;
+
+ private:
+  const GradientModel& model_;
+  HorovodOptions options_;
+  TimeNs negotiation_ns_;
+};
+
+}  // namespace sparsefuse::policy

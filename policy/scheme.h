@@ -1,0 +1,61 @@
+// Policies are decision logic only ("one policy, two executors", DESIGN.md):
+// an executor tells a worker's policy "tensor t is ready now" and the policy
+// decides when to flush which bucket. The simulator drives these objects with
+// simulated clocks, the runtime with real ones.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/time.h"
+#include "policy/bucket.h"
+
+namespace sparsefuse::policy {
+
+// Receives a worker's flush decisions.
+class FlushSink {
+ public:
+  virtual ~FlushSink() = default;
+  virtual void flush(const Bucket& bucket, TimeNs when) = 0;
+};
+
+// Per-worker decision state.
+class WorkerPolicy {
+ public:
+  virtual ~WorkerPolicy() = default;
+  virtual void begin_iteration(int /*iteration*/) {}
+  // Tensors arrive in backward order with non-decreasing times.
+  virtual void on_tensor_ready(int tensor, TimeNs now, FlushSink& sink) = 0;
+};
+
+// A collective decided by a coordinator, which no worker may start before
+// NOT_BEFORE (the end of the negotiation that produced it).
+struct CoordinatedFlush {
+  Bucket bucket;
+  TimeNs not_before = 0;
+};
+
+// Schemes that negotiate at run time (Horovod's coordinator) see every
+// worker's readiness and decide the fused collectives for all of them.
+class Coordinator {
+ public:
+  virtual ~Coordinator() = default;
+  virtual void begin_iteration(int iteration) = 0;
+  virtual void report_ready(int rank, int tensor, TimeNs now) = 0;
+  // Called once every worker has reported all its tensors for the iteration.
+  virtual void resolve(std::vector<CoordinatedFlush>& out) = 0;
+};
+
+// An immutable, configured scheme: the factory for per-worker policies.
+class Scheme {
+ public:
+  virtual ~Scheme() = default;
+  // Null for coordinated schemes, whose workers only report readiness.
+  virtual std::unique_ptr<WorkerPolicy> make_worker_policy(int rank) const = 0;
+  virtual std::unique_ptr<Coordinator> make_coordinator() const { return nullptr; }
+};
+
+}  // namespace sparsefuse::policy

@@ -1,0 +1,34 @@
+// Runs the collectives of one iteration. Each operation belongs to a
+// communicator; operations on a communicator run one at a time in issue
+// order, and one starts only when every member has posted it (and not before
+// any coordinator-imposed time). The time early members spend waiting is their
+// sync wait. Durations come from the network model.
+#pragma once
+
+#include <vector>
+
+#include "common/time.h"
+#include "policy/bucket.h"
+#include "sim/event_queue.h"
+
+namespace sparsefuse::sim {
+
+struct Operation {
+  policy::Bucket bucket;
+  int communicator = 0;
+  TimeNs all_posted = 0;  // latest post among members (and any not-before time)
+  TimeNs duration = 0;
+  TimeNs start = 0;  // filled by run()
+  TimeNs end = 0;
+};
+
+class CommunicationEngine {
+ public:
+  // Resolves start and end of OPS (in issue order); returns events processed.
+  uint64_t run(std::vector<Operation>& ops);
+
+ private:
+  EventQueue queue_;
+};
+
+}  // namespace sparsefuse::sim

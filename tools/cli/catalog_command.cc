@@ -1,0 +1,39 @@
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "common/trace.h"
+#include "policy/presets.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/options.h"
+
+namespace sparsefuse::cli {
+
+static bool no_arguments(const Args& args, const std::string& usage) {
+  po::options_description options("options");
+  po::positional_options_description none;
+  po::variables_map vm;
+  return parse_command_line(args, usage, options, none, vm);
+}
+
+int run_models(const Args& args) {
+  if (!no_arguments(args, "usage: sparsefuse models  (list built-in model traces)")) return 0;
+  for (const auto& name : builtin_trace_names()) {
+    Trace t = load_builtin_trace(name);
+    std::cout << fmt::format("{:<20} {:>4} tensors {:>8.1f} M params  batch {:>3}  {} [{}]\n", name,
+                             t.tensors.size(), double(t.parameters()) / 1e6, t.batch_size, t.description,
+                             t.provenance_kind());
+  }
+  return 0;
+}
+
+int run_presets(const Args& args) {
+  if (!no_arguments(args, "usage: sparsefuse presets  (list scheme presets and their knobs)")) return 0;
+  for (const auto& p : policy::preset_catalog()) {
+    std::cout << fmt::format("{:<10} {}\n", p.name, p.summary);
+    if (!p.defaults.empty()) std::cout << fmt::format("{:<10} knobs: {}\n", "", p.defaults.dump());
+  }
+  return 0;
+}
+
+}  // namespace sparsefuse::cli

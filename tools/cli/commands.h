@@ -1,0 +1,17 @@
+// The sparsefuse subcommands. Each takes the arguments after its name and
+// returns the process exit status; InputError propagates to main (exit 2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sparsefuse::cli {
+
+using Args = std::vector<std::string>;
+
+int run_simulate(const Args& args);
+int run_compare(const Args& args);
+int run_models(const Args& args);
+int run_presets(const Args& args);
+
+}  // namespace sparsefuse::cli

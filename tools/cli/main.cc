@@ -1,0 +1,50 @@
+// sparsefuse: design and evaluate gradient tensor fusion and sparsification
+// schemes. Exit status: 0 success, 2 bad input, 1 internal error.
+#include <iostream>
+#include <map>
+
+#include <boost/program_options/errors.hpp>
+
+#include "common/input_error.h"
+#include "tools/cli/commands.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: sparsefuse COMMAND [ARGS] [--help]
+
+commands:
+  simulate SCENARIO.json   simulate one scheme; print a summary, write result.json
+  compare SCENARIO.json    simulate several schemes on one scenario, side by side
+  models                   list built-in model traces
+  presets                  list scheme presets and their knobs
+
+'sparsefuse COMMAND --help' describes each command.)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace sparsefuse::cli;
+  const std::map<std::string, int (*)(const Args&)> commands = {
+      {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets}};
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::cout << kUsage << "\n";
+    return argc < 2 ? 2 : 0;
+  }
+  auto command = commands.find(argv[1]);
+  if (command == commands.end()) {
+    std::cerr << "sparsefuse: unknown command \"" << argv[1] << "\"\n" << kUsage << "\n";
+    return 2;
+  }
+  try {
+    return command->second(Args(argv + 2, argv + argc));
+  } catch (const sparsefuse::InputError& e) {
+    std::cerr << "sparsefuse: error: " << e.what() << "\n";
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    std::cerr << "sparsefuse " << argv[1] << ": error: " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "sparsefuse: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

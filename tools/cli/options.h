@@ -1,0 +1,19 @@
+// Shared command-line plumbing on Boost.Program_options.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace sparsefuse::cli {
+
+namespace po = boost::program_options;
+
+// Parses ARGS against OPTIONS (with optional positional names). Returns false
+// when --help was given (usage already printed to stdout).
+bool parse_command_line(const std::vector<std::string>& args, const std::string& usage,
+                        po::options_description& options, const po::positional_options_description& positional,
+                        po::variables_map& vm);
+
+}  // namespace sparsefuse::cli

@@ -1,0 +1,53 @@
+#include <iostream>
+
+#include "common/atomic_file.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/options.h"
+#include "tools/cli/summary.h"
+
+namespace sparsefuse::cli {
+
+int run_simulate(const Args& args) {
+  po::options_description options("sparsefuse simulate options");
+  options.add_options()
+      ("scenario", po::value<std::string>()->required(), "scenario JSON file")
+      ("set", po::value<std::vector<std::string>>()->composing(), "override KEY=VALUE (dotted KEY, JSON VALUE)")
+      ("out", po::value<std::string>(), "write DIR/result.json")
+      ("timeline", po::value<std::string>(), "write a Chrome-trace/Perfetto timeline to FILE")
+      ("timeline-workers", po::value<std::string>()->default_value("0-3"), "workers in the timeline, e.g. 0-3,7")
+      ("timeline-iterations", po::value<std::string>(),
+       "iterations in the timeline (default: the first measured one)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_command_line(args, "usage: sparsefuse simulate SCENARIO.json [--set KEY=VALUE]... [--out DIR] "
+                                "[--timeline FILE]",
+                          options, positional, vm)) {
+    return 0;
+  }
+  auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  sim::Scenario scenario = sim::load_scenario(vm["scenario"].as<std::string>(), overrides);
+
+  std::unique_ptr<sim::Timeline> timeline;
+  if (vm.count("timeline")) {
+    auto workers = sim::parse_index_list("--timeline-workers", vm["timeline-workers"].as<std::string>());
+    auto iterations = vm.count("timeline-iterations")
+                          ? sim::parse_index_list("--timeline-iterations", vm["timeline-iterations"].as<std::string>())
+                          : std::set<int>{scenario.warmup_iterations};
+    timeline = std::make_unique<sim::Timeline>(workers, iterations);
+  }
+  sim::SimResult result = sim::simulate(scenario, timeline.get());
+  std::cout << format_summary(scenario, result);
+  if (vm.count("out")) {
+    std::string path = vm["out"].as<std::string>() + "/result.json";
+    write_file_atomically(path, result.to_json().dump(2) + "\n");
+    std::cout << "wrote " << path << "\n";
+  }
+  if (timeline) {
+    write_file_atomically(vm["timeline"].as<std::string>(), timeline->to_json().dump() + "\n");
+    std::cout << "wrote " << vm["timeline"].as<std::string>() << " (open in https://ui.perfetto.dev)\n";
+  }
+  return 0;
+}
+
+}  // namespace sparsefuse::cli

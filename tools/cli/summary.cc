@@ -1,0 +1,44 @@
+#include "tools/cli/summary.h"
+
+#include <fmt/format.h>
+
+namespace sparsefuse::cli {
+
+static std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+std::string format_summary(const sim::Scenario& s, const sim::SimResult& r) {
+  int with_grad = 0;
+  for (const auto& t : s.trace.tensors) with_grad += t.has_grad;
+  const auto& b = r.breakdown;
+  std::string knobs;
+  for (auto it = s.scheme.resolved.begin(); it != s.scheme.resolved.end(); ++it) {
+    if (it.key() != "preset") knobs += fmt::format("{}{}={}", knobs.empty() ? "" : ", ", it.key(), it.value().dump());
+  }
+  Json result = r.to_json();
+  const Json& t = result["iteration_time_s"];
+  std::string out;
+  out += fmt::format("scenario    {}\n", s.file);
+  out += fmt::format("model       {} ({} trace): {} tensors ({} with gradients), {:.1f} M parameters, batch {}/worker\n",
+                     s.trace.model, r.provenance, s.trace.tensors.size(), with_grad, double(s.trace.parameters()) / 1e6,
+                     s.batch_per_worker);
+  out += fmt::format("cluster     {} workers; flat network {} us, {} Gb/s, {} allreduce\n", s.workers,
+                     s.network.latency_us, s.network.bandwidth_gbps, s.network.allreduce);
+  out += fmt::format("scheme      {}{}\n", s.scheme.preset, knobs.empty() ? "" : " (" + knobs + ")");
+  out += fmt::format("iterations  {} measured after {} warm-up, seed {}\n\n", s.iterations, s.warmup_iterations, s.seed);
+  out += fmt::format("iteration time  mean {}  p50 {}  p99 {}  min {}  max {}\n", ms(t["mean"]), ms(t["p50"]),
+                     ms(t["p99"]), ms(t["min"]), ms(t["max"]));
+  out += fmt::format("throughput      {:.1f} samples/s\n", r.throughput());
+  out += "breakdown per iteration (mean over workers)\n";
+  out += fmt::format("  forward {}  backward {}  compression {}\n", ms(b.forward), ms(b.backward), ms(b.compression));
+  out += fmt::format("  exposed communication {}  sync wait {}  optimizer {}\n", ms(b.communication_exposed),
+                     ms(b.sync_wait), ms(b.optimizer));
+  int64_t bytes = 0;
+  for (const auto& bucket : r.buckets) bytes += bucket.bucket.bytes_per_worker;
+  out += fmt::format("buckets         {} per iteration, {:.1f} MiB per worker\n", r.buckets.size(),
+                     double(bytes) / (1 << 20));
+  out += fmt::format("simulator       {} events in {:.3f} s ({:.2f} M events/s, {:.0f} worker-iterations/s)\n",
+                     r.events, r.wall_s, double(r.events) / r.wall_s / 1e6, double(r.worker_iterations) / r.wall_s);
+  return out;
+}
+
+}  // namespace sparsefuse::cli
