@@ -17,7 +17,11 @@ Json load_json_file(const std::string& path) {
   try {
     return Json::parse(buffer.str());
   } catch (const Json::parse_error& e) {
-    throw InputError(path, "", fmt::format("malformed JSON (byte {}): {}", e.byte, e.what()));
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep line and column.
+    std::string detail = e.what();
+    size_t tag_end = detail.find("] ");
+    if (tag_end != std::string::npos) detail = detail.substr(tag_end + 2);
+    throw InputError(path, "", "malformed JSON: " + detail);
   }
 }
 

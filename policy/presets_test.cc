@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include "policy/presets.h"
+
+namespace sparsefuse::policy {
+namespace {
+
+TEST(Presets, EveryPresetBuildsWithItsDefaults) {
+  GradientModel m;
+  m.names = {"a", "b"};
+  m.elements = {10, 20};
+  m.ready_ns = {5, 10};
+  m.backward_ns = 10;
+  class Cost : public CostEstimator {
+   public:
+    int workers() const override { return 4; }
+    TimeNs collective_ns(Collective, int64_t bytes) const override { return 10 + bytes; }
+    TimeNs coordination_ns() const override { return 1; }
+  } cost;
+  for (const auto& name : preset_names()) {
+    Json doc = name;
+    SchemeConfig config = parse_scheme_config(JsonNode(doc, "f", "/scheme"));
+    EXPECT_EQ(config.resolved["preset"], name);
+    auto scheme = build_scheme(config, m, cost);
+    EXPECT_TRUE(scheme->make_coordinator() || scheme->make_worker_policy(0)) << name;
+  }
+}
+
+TEST(Presets, HorovodDefaultsAreTodaysHorovod) {
+  Json doc = "horovod";
+  SchemeConfig c = parse_scheme_config(JsonNode(doc, "f", "/scheme"));
+  EXPECT_EQ(c.resolved["fusion_threshold_bytes"], 128 << 20);
+  EXPECT_EQ(c.resolved["cycle_time_us"], 1000.0);
+}
+
+TEST(Presets, KnobTypesAreChecked) {
+  Json doc = {{"preset", "ddp"}, {"bucket_cap_bytes", "big"}};
+  try {
+    parse_scheme_config(JsonNode(doc, "f", "/scheme"));
+    FAIL() << "accepted a string bucket size";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "f: at /scheme/bucket_cap_bytes: expected an integer in [0, 1125899906842624], got the string \"big\"");
+  }
+}
+
+}  // namespace
+}  // namespace sparsefuse::policy

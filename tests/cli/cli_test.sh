@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The CLI contract (issue 2): bad input exits 2 with a message naming the
+# file, the JSON pointer and the expectation, and writes no output; success
+# writes result.json atomically; same scenario and seed give the same result.
+set -uo pipefail
+cd "${TEST_SRCDIR}/sparsefuse"
+sf=tools/cli/sparsefuse
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_error STATUS PATTERN -- ARGS...: runs sparsefuse ARGS, checks the exit
+# status and that stderr contains PATTERN (fixed string).
+expect_error() {
+  local want=$1 pattern=$2; shift 3
+  local err status
+  err=$("$sf" "$@" 2>&1 >/dev/null); status=$?
+  [[ $status -eq $want ]] || fail "sparsefuse $* exited $status, expected $want ($err)"
+  [[ "$err" == *"$pattern"* ]] || fail "sparsefuse $*: stderr lacks '$pattern': $err"
+}
+
+scenario() {  # writes a scenario with JSON members $1 into $tmp/$2
+  echo "{\"model\": \"bert-base\", \"workers\": 4, \"iterations\": 3, \"scheme\": \"ddp\" $1}" > "$tmp/$2"
+}
+
+expect_error 2 "missing.json: cannot open file" -- simulate "$tmp/missing.json"
+echo '{"workers": 4,' > "$tmp/malformed.json"
+expect_error 2 "malformed.json: malformed JSON: parse error at line 2" -- simulate "$tmp/malformed.json"
+scenario ', "wrokers": 2' typo.json
+expect_error 2 'typo.json: at /wrokers: unknown key "wrokers"; did you mean "workers"?' -- simulate "$tmp/typo.json"
+scenario ', "seed": "abc"' type.json
+expect_error 2 'type.json: at /seed: expected an integer in [0, 9223372036854775807], got the string "abc"' -- simulate "$tmp/type.json"
+scenario '' ok.json
+expect_error 2 'at /workers: expected an integer in [1, 1048576], got 0' -- simulate "$tmp/ok.json" --set workers=0
+expect_error 2 'at /network/bandwidth_gbps: expected a number > 0' -- simulate "$tmp/ok.json" --set network.bandwidth_gbps=-1
+expect_error 2 'at /variability/compute_cv: expected a number >= 0' -- simulate "$tmp/ok.json" --set variability.compute_cv=-0.5
+expect_error 2 'at /scheme: unknown preset "hovorod"; did you mean "horovod"?' -- simulate "$tmp/ok.json" --set scheme=hovorod
+expect_error 2 'at /model: unknown model "resnet-50"; did you mean "resnet50"?' -- simulate "$tmp/ok.json" --set model=resnet-50
+expect_error 2 'bad_no_tensors.json: at /tensors: expected at least one tensor' -- \
+  simulate "$tmp/ok.json" --set "model={\"trace\": \"$PWD/tests/data/bad_no_tensors.json\"}"
+expect_error 2 'bad_sizes.json: at /tensors/0/elements: inconsistent size' -- \
+  simulate "$tmp/ok.json" --set "model={\"trace\": \"$PWD/tests/data/bad_sizes.json\"}"
+expect_error 2 '--set workers: expected KEY=VALUE' -- simulate "$tmp/ok.json" --set workers
+expect_error 2 'unknown command "simulte"' -- simulte "$tmp/ok.json"
+expect_error 2 'unrecognised option' -- simulate "$tmp/ok.json" --bogus
+expect_error 2 'expected a list like 0,2,5-7' -- simulate "$tmp/ok.json" --timeline "$tmp/t.json" --timeline-workers x
+expect_error 2 'unknown preset "nope"' -- compare "$tmp/ok.json" --schemes ddp,nope
+
+# Bad input leaves no partial output behind.
+"$sf" simulate "$tmp/ok.json" --set workers=0 --out "$tmp/bad-out" >/dev/null 2>&1
+[[ ! -e "$tmp/bad-out" ]] || fail "bad input created $tmp/bad-out"
+
+for command in simulate compare models presets; do
+  "$sf" $command --help >/dev/null || fail "$command --help exited non-zero"
+done
+
+# Success: result.json with the contracted fields; a timeline; compare.csv.
+"$sf" simulate "$tmp/ok.json" --set variability.compute_cv=0.1 --out "$tmp/run1" \
+  --timeline "$tmp/timeline.json" >/dev/null || fail "simulate failed"
+"$sf" simulate "$tmp/ok.json" --set variability.compute_cv=0.1 --out "$tmp/run2" >/dev/null || fail "simulate failed"
+"$sf" simulate "$tmp/ok.json" --set variability.compute_cv=0.1 --set seed=2 --out "$tmp/run3" >/dev/null ||
+  fail "simulate failed"
+/usr/bin/python3 - "$tmp" <<'PY' || fail "result.json checks"
+import json, sys
+tmp = sys.argv[1]
+r1, r2, r3 = (json.load(open(f"{tmp}/run{i}/result.json")) for i in (1, 2, 3))
+for key in ("mean", "p50", "p99", "min", "max"):
+    assert r1["iteration_time_s"][key] > 0, key
+for key in ("forward", "backward", "compression", "communication_exposed", "sync_wait", "optimizer"):
+    assert key in r1["breakdown_s"], key
+assert r1["throughput_samples_per_s"] > 0
+b = r1["buckets"][0]
+for key in ("tensors", "elements", "bytes_per_worker", "collective"):
+    assert key in b, key
+for key in ("events", "wall_s", "worker_iterations_per_s"):
+    assert key in r1["simulator"], key
+assert r1["scenario"]["network"]["latency_us"] == 5.0  # defaults resolved
+for r in (r1, r2, r3):
+    del r["simulator"]
+assert r1 == r2, "same scenario and seed gave different results"
+assert r1 != r3, "a different seed with noise gave the same result"
+timeline = json.load(open(f"{tmp}/timeline.json"))
+names = {e["name"] for e in timeline["traceEvents"]}
+assert {"forward", "backward", "allreduce", "optimizer"} <= names, names
+assert {e["pid"] for e in timeline["traceEvents"]} == {0, 1, 2, 3}
+PY
+
+out=$("$sf" compare "$tmp/ok.json" --schemes wfbp,syncea --out "$tmp/cmp") || fail "compare failed"
+[[ "$out" == *"syncea"* ]] || fail "compare output lacks syncea: $out"
+[[ $(head -1 "$tmp/cmp/compare.csv") == scheme,iteration_mean_s,* ]] || fail "compare.csv header"
+[[ $(wc -l < "$tmp/cmp/compare.csv") -eq 3 ]] || fail "compare.csv rows"
+[[ -f "$tmp/cmp/wfbp/result.json" && -f "$tmp/cmp/syncea/result.json" ]] || fail "compare results"
+ls "$tmp"/cmp/*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
+
+[[ $("$sf" models | wc -l) -eq 8 ]] || fail "models should list 8 traces"
+"$sf" presets | grep -q "^horovod" || fail "presets lacks horovod"
+
+if ((failures)); then echo "$failures check(s) failed"; exit 1; fi
+echo "all CLI checks passed"
