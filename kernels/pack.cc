@@ -1,0 +1,108 @@
+#include "kernels/pack.h"
+
+#include <algorithm>
+#include <string>
+
+namespace sparsefuse::kernels {
+namespace {
+
+void check_layout(const std::vector<int64_t>& offsets, const std::vector<int64_t>& counts) {
+  if (offsets.size() != counts.size() + 1)
+    throw std::invalid_argument("pack: offsets must have one more entry than counts");
+  if (offsets.front() < 0 || offsets.back() > kMaxElements)
+    throw std::invalid_argument("pack: offsets outside [0, 2^31 - 1]");
+  for (size_t t = 0; t < counts.size(); ++t) {
+    if (offsets[t + 1] < offsets[t]) throw std::invalid_argument("pack: offsets decrease");
+    if (counts[t] < 0) throw std::invalid_argument("pack: negative count");
+  }
+}
+
+int64_t sum_counts(const char* kernel, const std::vector<int64_t>& counts) {
+  int64_t total = 0;
+  for (const int64_t c : counts) {
+    if (c < 0) throw std::invalid_argument(std::string(kernel) + ": negative count");
+    total += c;
+  }
+  return total;
+}
+
+[[noreturn]] void bad_index(const char* kernel, int64_t pos, int64_t idx, int64_t limit) {
+  throw std::out_of_range(std::string(kernel) + ": index " + std::to_string(idx) +
+                          " at stream position " + std::to_string(pos) + " outside [0, " +
+                          std::to_string(limit) + ")");
+}
+
+}  // namespace
+
+int64_t pack(const float* buffer, const std::vector<int64_t>& offsets, const int32_t* local_indices,
+             const std::vector<int64_t>& counts, float* out_values, int32_t* out_indices) {
+  check_layout(offsets, counts);
+  int64_t j = 0;
+  for (size_t t = 0; t < counts.size(); ++t) {
+    const int64_t base = offsets[t];
+    const int64_t size = offsets[t + 1] - base;
+    for (int64_t e = 0; e < counts[t]; ++e, ++j) {
+      const int64_t local = local_indices[j];
+      if (local < 0 || local >= size) bad_index("pack", j, local, size);
+      const int64_t idx = base + local;
+      out_indices[j] = static_cast<int32_t>(idx);
+      out_values[j] = buffer[idx];
+    }
+  }
+  return j;
+}
+
+Selection pack(const float* buffer, const std::vector<int64_t>& offsets,
+               const int32_t* local_indices, const std::vector<int64_t>& counts) {
+  Selection s;
+  s.resize(sum_counts("pack", counts));
+  pack(buffer, offsets, local_indices, counts, s.values.data(), s.indices.data());
+  return s;
+}
+
+void unpack(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
+            int64_t n, float* dense) {
+  check_size("unpack", n);
+  if (counts.empty()) throw std::invalid_argument("unpack: no workers");
+  const int64_t total = sum_counts("unpack", counts);
+  for (int64_t j = 0; j < total; ++j)
+    if (indices[j] < 0 || indices[j] >= n) bad_index("unpack", j, indices[j], n);
+  std::fill(dense, dense + n, 0.0f);
+  // Rank order, then stream order: the order the CUDA kernel reproduces.
+  for (int64_t j = 0; j < total; ++j) dense[indices[j]] += values[j];
+  const float p = static_cast<float>(counts.size());
+  for (int64_t i = 0; i < n; ++i) dense[i] /= p;
+}
+
+int64_t unpack_equal_slices(const float* values, const int32_t* indices, int64_t len, int P,
+                            int64_t n, float* dense) {
+  check_size("unpack_equal_slices", n);
+  if (P < 1) throw std::invalid_argument("unpack_equal_slices: P must be >= 1");
+  if (len < 0) throw std::invalid_argument("unpack_equal_slices: negative length");
+  const int64_t m = len / P;
+  for (int64_t j = 0; j < m * P; ++j)
+    if (indices[j] < 0 || indices[j] >= n) bad_index("unpack_equal_slices", j, indices[j], n);
+  std::fill(dense, dense + n, 0.0f);
+  int64_t lost = len - m * P;
+  // Walk each slice backwards: the first visit of an index is its last write,
+  // which lands; later visits (earlier entries) are overwritten in PyTorch.
+  // mark[i] == r + 1 means index i was already written in slice r.
+  std::vector<int32_t> mark(static_cast<size_t>(n), 0);
+  for (int r = 0; r < P; ++r) {
+    const int64_t begin = static_cast<int64_t>(r) * m;
+    for (int64_t j = begin + m - 1; j >= begin; --j) {
+      const int32_t i = indices[j];
+      if (mark[i] == r + 1) {
+        ++lost;
+      } else {
+        mark[i] = r + 1;
+        dense[i] += values[j];
+      }
+    }
+  }
+  const float p = static_cast<float>(P);
+  for (int64_t i = 0; i < n; ++i) dense[i] /= p;
+  return lost;
+}
+
+}  // namespace sparsefuse::kernels
