@@ -13,5 +13,6 @@ int run_simulate(const Args& args);
 int run_compare(const Args& args);
 int run_models(const Args& args);
 int run_presets(const Args& args);
+int run_sweep(const Args& args);
 
 }  // namespace sparsefuse::cli

@@ -15,6 +15,7 @@ constexpr const char* kUsage = R"(usage: sparsefuse COMMAND [ARGS] [--help]
 commands:
   simulate SCENARIO.json   simulate one scheme; print a summary, write result.json
   compare SCENARIO.json    simulate several schemes on one scenario, side by side
+  sweep SCENARIO.json      run a grid of scenario variants (threads, mpirun, resumable); write results.csv
   models                   list built-in model traces
   presets                  list scheme presets and their knobs
 
@@ -25,7 +26,8 @@ commands:
 int main(int argc, char** argv) {
   using namespace sparsefuse::cli;
   const std::map<std::string, int (*)(const Args&)> commands = {
-      {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets}};
+      {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
+      {"sweep", run_sweep}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage << "\n";
     return argc < 2 ? 2 : 0;
