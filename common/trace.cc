@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/builtin_traces.h"
+#include "common/embedded_json.h"
 
 namespace sparsefuse {
 
@@ -21,7 +21,7 @@ int64_t Trace::parameters() const {
 static constexpr int64_t kMaxNs = int64_t(1) << 52;  // ~52 days: anything larger is a unit mistake
 
 static TraceTensor parse_tensor(const JsonNode& node, TimeNs backward_ns, TimeNs previous_ready) {
-  node.check_keys({"name", "shape", "elements", "ready_ns", "forward_ns", "has_grad"});
+  node.check_keys({"name", "shape", "elements", "ready_ns", "forward_ns", "has_grad", "grad_rms"});
   TraceTensor t;
   t.name = node.child("name").as_string();
   JsonNode shape = node.child("shape");
@@ -48,6 +48,7 @@ static TraceTensor parse_tensor(const JsonNode& node, TimeNs backward_ns, TimeNs
   }
   t.forward_ns = node.get_int("forward_ns", 0, 0, kMaxNs);
   t.has_grad = node.get_bool("has_grad", true);
+  t.grad_rms = node.get_number("grad_rms", 0.0, 0.0, 1e30, /*min_exclusive=*/false);
   return t;
 }
 

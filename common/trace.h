@@ -18,6 +18,7 @@ struct TraceTensor {
   TimeNs ready_ns = 0;    // gradient ready, from backward start
   TimeNs forward_ns = 0;  // forward time of the op owning this tensor (0 if unknown)
   bool has_grad = true;   // false: no gradient in this workload (e.g. BERT pooler in SQuAD)
+  double grad_rms = 0;    // measured per-element gradient RMS; 0 = not measured
 };
 
 struct Trace {

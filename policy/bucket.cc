@@ -12,4 +12,14 @@ std::string_view collective_name(Collective c) {
   return "unknown";
 }
 
+std::string_view alignment_name(Alignment a) {
+  switch (a) {
+    case Alignment::kFixed: return "fixed";
+    case Alignment::kExchangeCounts: return "exchange-counts";
+    case Alignment::kPadToMax: return "pad-to-max";
+    case Alignment::kEqualSlices: return "equal-slices";
+  }
+  return "unknown";
+}
+
 }  // namespace sparsefuse::policy

@@ -7,6 +7,7 @@
 
 #include "common/time.h"
 #include "policy/bucket.h"
+#include "policy/compression.h"
 
 namespace sparsefuse::policy {
 
@@ -19,6 +20,10 @@ class CostEstimator {
   // One small coordination round among all workers (e.g. Horovod's
   // cache-bit allreduce), modelled as a latency-bound exchange.
   virtual TimeNs coordination_ns() const = 0;
+  // Nominal time to compress ELEMENTS at DENSITY on the GPU (no contention).
+  virtual TimeNs compression_ns(Sparsifier sparsifier, int64_t elements, double density) const = 0;
+  // The same on one CPU thread, including the device-to-host copy.
+  virtual TimeNs cpu_compression_ns(Sparsifier sparsifier, int64_t elements, double density) const = 0;
 };
 
 }  // namespace sparsefuse::policy

@@ -42,7 +42,25 @@ class HorovodCoordinator : public Coordinator {
 
  private:
   void emit(int first, int end, TimeNs tick, std::vector<CoordinatedFlush>& out) const {
-    out.push_back({dense_bucket(model_, first, end, Collective::kAllreduce), tick + negotiation_ns_});
+    CoordinatedFlush flush;
+    flush.bucket = dense_bucket(model_, first, end, Collective::kAllreduce);
+    flush.not_before = tick + negotiation_ns_;
+    if (options_.density < 1.0) {
+      auto request = std::make_shared<CompressionRequest>();
+      request->first_tensor = first;
+      request->end_tensor = end;
+      request->elements = flush.bucket.elements;
+      request->sparsifier = options_.sparsifier;
+      request->density = options_.density;
+      request->expected_count = exact_count(request->elements, options_.density);
+      request->align_to_expected = true;  // the same quantity on every worker
+      request->placement = Placement::kGpuSideStream;
+      flush.bucket.collective = Collective::kAllgather;
+      flush.bucket.dense_elements = 0;
+      flush.compress = true;
+      flush.request = std::move(request);
+    }
+    out.push_back(std::move(flush));
   }
 
   const GradientModel& model_;

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "policy/compression.h"
 #include "policy/cost_estimator.h"
 #include "policy/gradient_model.h"
 #include "policy/scheme.h"
@@ -18,6 +19,11 @@ namespace sparsefuse::policy {
 struct HorovodOptions {
   int64_t fusion_threshold_bytes = 128ll << 20;  // default since Horovod v0.21 (PR #2468)
   TimeNs cycle_time_ns = 1'000'000;              // 1 ms, same PR
+  // Density < 1 turns each fused buffer into one selection of k over the
+  // buffer followed by an allgather (RGMerge's negotiated merging), with the
+  // selection on the side stream once the coordinator has agreed.
+  Sparsifier sparsifier = Sparsifier::kTopk;
+  double density = 1.0;
 };
 
 class HorovodScheme : public Scheme {

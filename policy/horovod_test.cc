@@ -12,6 +12,8 @@ class FixedCost : public CostEstimator {
   int workers() const override { return 2; }
   TimeNs collective_ns(Collective, int64_t bytes) const override { return bytes; }
   TimeNs coordination_ns() const override { return 100; }
+    TimeNs compression_ns(Sparsifier, int64_t, double) const override { return 0; }
+    TimeNs cpu_compression_ns(Sparsifier, int64_t, double) const override { return 0; }
 };
 
 GradientModel four_tensors() {

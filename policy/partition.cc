@@ -9,6 +9,8 @@ Bucket dense_bucket(const GradientModel& model, int first, int end, Collective c
   b.first_tensor = first;
   b.end_tensor = end;
   for (int t = first; t < end; ++t) b.elements += model.elements[t];
+  b.dense_elements = b.elements;
+  b.sent_elements = b.elements;
   b.bytes_per_worker = b.elements * model.bytes_per_element;
   b.collective = collective;
   return b;

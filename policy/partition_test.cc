@@ -20,6 +20,8 @@ class LinearCost : public CostEstimator {
   int workers() const override { return 2; }
   TimeNs collective_ns(Collective, int64_t bytes) const override { return 1000 + bytes; }
   TimeNs coordination_ns() const override { return 0; }
+    TimeNs compression_ns(Sparsifier, int64_t, double) const override { return 0; }
+    TimeNs cpu_compression_ns(Sparsifier, int64_t, double) const override { return 0; }
 };
 
 std::vector<int> counts(const std::vector<Bucket>& buckets) {

@@ -1,28 +1,99 @@
 #include "policy/presets.h"
 
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "policy/horovod.h"
 #include "policy/partition.h"
+#include "policy/sparse_scheme.h"
 #include "policy/static_scheme.h"
 
 namespace sparsefuse::policy {
 
+namespace {
+
+// The knobs of every sparse preset; presets differ in their defaults.
+Json sparse_knobs(const char* partition, const char* placement, const char* sparsifier, const char* alignment,
+                  const char* error_feedback, const char* compress_on = "gpu-inline", bool hybrid = false) {
+  return {{"partition", partition},   {"tensors_per_buffer", 0},     {"quirks", true},
+          {"placement", placement},   {"sparsifier", sparsifier},    {"density", 0.01},
+          {"alignment", alignment},   {"compress_on", compress_on},  {"hybrid", hybrid},
+          {"concurrent", true},       {"error_feedback", error_feedback}, {"seed_model_key", ""}};
+}
+
+// Allowed values of the string knobs.
+const std::map<std::string, std::vector<std::string>>& knob_choices() {
+  static const std::map<std::string, std::vector<std::string>> choices = {
+      {"partition", {"per-tensor", "single", "fixed-count", "ogm", "mgs"}},
+      {"placement", {"behind", "ahead", "selective", "partial"}},
+      {"sparsifier", sparsifier_names()},
+      {"alignment", {"fixed-k", "exchange-counts", "pad-to-max", "equal-slices"}},
+      {"compress_on", {"gpu-inline", "gpu-side", "cpu-offload"}},
+      {"error_feedback", {"none", "tensor", "buffer"}},
+  };
+  return choices;
+}
+
+}  // namespace
+
 const std::vector<PresetInfo>& preset_catalog() {
   static const std::vector<PresetInfo> catalog = {
-      {"wfbp", "wait-free backprop (Poseidon): one allreduce per tensor, launched when it is ready",
+      {"wfbp", "wait-free backprop (Poseidon): one allreduce per tensor, launched when it is ready", "",
        Json::object()},
-      {"horovod",
-       "Horovod tensor fusion: per cycle, fuse tensors ready on every worker into allreduces <= threshold",
+      {"horovod", "Horovod tensor fusion: per cycle, fuse tensors ready on every worker into allreduces <= threshold",
+       "response-cache negotiation modelled as one ceil(log2 p)-latency exchange per cycle",
        {{"fusion_threshold_bytes", 128ll << 20}, {"cycle_time_us", 1000.0}}},
       {"ddp", "PyTorch DDP: 25 MiB buckets (1 MiB first) in gradient-ready order, launched in order",
+       "buckets as rebuilt after the first iteration (ready order) from the start",
        {{"bucket_cap_bytes", 25ll << 20}, {"first_bucket_bytes", 1ll << 20}}},
-      {"syncea", "SyncEA: all gradients in one buffer, one allreduce after backward (no overlap)",
+      {"syncea", "SyncEA: all gradients in one buffer, one allreduce after backward (no overlap)", "",
        Json::object()},
       {"mgwfbp", "MG-WFBP: merge adjacent allreduces when waiting beats a start-up (alpha-beta model)",
-       Json::object()},
+       "uses the simulator's collective costs instead of a fitted alpha + beta x", Json::object()},
+      {"topk-layerwise", "per-tensor top-k + allgather of values and int32 indices (Horovod + GRACE style)",
+       "int32 indices (GRACE sends int64)", sparse_knobs("per-tensor", "ahead", "topk", "exchange-counts", "tensor")},
+      {"omgs", "OMGS-SGD: merged-gradient sparsification, groups by its merge rule, top-k per group + allgather",
+       "merge rule evaluated on the simulator's cost estimates, not OMGS's fitted P102 constants",
+       sparse_knobs("mgs", "behind", "topk", "exchange-counts", "buffer")},
+      {"syncea-topk", "SyncEA with one top-k over the single buffer after backward, then allgather", "",
+       sparse_knobs("single", "behind", "topk", "exchange-counts", "buffer")},
+      {"fgbuff", "FGBuff: seed three-step partition (quirks on), dense copy, one top-k per buffer, allgather",
+       "quirks=false: corrected routine, pooler skipped, every buffer completes",
+       sparse_knobs("ogm", "behind", "topk", "equal-slices", "none")},
+      {"rgmerge", "RGMerge: the same code base as FGBuff (static quantity-based partition)",
+       "identical to fgbuff, as the seed code is; see rgmerge-dynamic for what its README describes",
+       sparse_knobs("ogm", "behind", "topk", "equal-slices", "none")},
+      {"rgmerge-dynamic", "RGMerge as described: workers agree each cycle to merge the ready gradients, then top-k",
+       "not in the seed code; negotiation like Horovod's, compression on the side stream after agreement",
+       {{"cycle_time_us", 1000.0}, {"sparsifier", "topk"}, {"density", 0.01}}},
+      {"saf", "SAF: sparsify each tensor ahead of fusion (DGC), floor(L/20) tensors per buffer, allgather",
+       "reconstructed (no runnable seed optimizer); receiver splits in equal slices as the seed code",
+       sparse_knobs("fixed-count", "ahead", "dgc", "equal-slices", "tensor")},
+      {"safusion-inter", "SAFusion-Inter: SAF + inter-worker alignment (same count per tensor on every worker)",
+       "alignment by truncating/padding each tensor's selection to k", sparse_knobs("fixed-count", "ahead", "dgc", "fixed-k", "tensor")},
+      {"safusion", "SAFusion: SAFusion-Inter + adaptive buffer sizing by the seed three-step routine",
+       "reconstructed data path (schemes.md §4.3)", sparse_knobs("ogm", "ahead", "dgc", "fixed-k", "tensor")},
+      {"ssfusion", "SSFusion: floor(L/20) tensors per buffer, selective sparsification (small tensors dense), DGC",
+       "dense tensors ride in the allgather as pairs, as in the seed code",
+       sparse_knobs("fixed-count", "selective", "dgc", "equal-slices", "none")},
+      {"ssfusion-o", "SSFusion-O: SSFusion + greedy CPU offload of compression (seed walk)",
+       "CPU cost from a measured CPU profile (the seed has none); asynchronous copies",
+       sparse_knobs("fixed-count", "selective", "dgc", "equal-slices", "none", "cpu-offload")},
+      {"ssfusion-i", "SSFusion-I: dense sub-buffer allreduce + sparse sub-buffer allgather, interleaved",
+       "reconstructed: the two collectives run concurrently on separate communicators, order alternating",
+       sparse_knobs("fixed-count", "selective", "dgc", "equal-slices", "none", "gpu-inline", true)},
+      {"adtopk", "ADTopk: per-tensor all-dimension top-k (k1 per row along dim 1), 1-D tensors dense",
+       "density as configured (the seed hard-codes 0.01)", sparse_knobs("per-tensor", "ahead", "adtopk", "fixed-k", "tensor")},
+      {"adtopk-i", "ADTopk-I: alternate ADTopk and global top-k every iteration", "",
+       sparse_knobs("per-tensor", "ahead", "adtopk-i", "fixed-k", "tensor")},
+      {"adtopk-p", "ADTopk-P: partial sparsification, tensors whose compression does not pay stay dense",
+       "intended spec (the seed selects nothing): dense iff allreduce <= compress + allgather",
+       sparse_knobs("per-tensor", "partial", "adtopk", "fixed-k", "tensor")},
+      {"adtopk-h", "ADTopk-H: partial sparsification + hybrid collectives (dense allreduce, sparse allgather)",
+       "intended spec (the seed routes everything to allgather)",
+       sparse_knobs("per-tensor", "partial", "adtopk", "fixed-k", "tensor", "gpu-inline", true)},
   };
   return catalog;
 }
@@ -33,66 +104,105 @@ std::vector<std::string> preset_names() {
   return names;
 }
 
+static std::string joined(const std::vector<std::string>& items) {
+  std::string all;
+  for (const auto& n : items) all += (all.empty() ? "" : ", ") + n;
+  return all;
+}
+
 static const PresetInfo& find_preset(const JsonNode& where, const std::string& name) {
   for (const auto& p : preset_catalog()) {
     if (p.name == name) return p;
   }
   std::string hint = nearest_name(name, preset_names());
-  std::string all;
-  for (const auto& n : preset_names()) all += (all.empty() ? "" : ", ") + n;
-  where.fail(hint.empty() ? fmt::format("unknown preset \"{}\"; expected one of: {}", name, all)
+  where.fail(hint.empty() ? fmt::format("unknown preset \"{}\"; expected one of: {}", name, joined(preset_names()))
                           : fmt::format("unknown preset \"{}\"; did you mean \"{}\"?", name, hint));
 }
 
-// Validates an override against the default's type; sizes and times must be
-// non-negative.
-static Json checked_knob(const JsonNode& value, const Json& fallback) {
+// Validates an override against the default's type (and choices); sizes and
+// times must be non-negative, densities in (0, 1].
+static Json checked_knob(const std::string& knob, const JsonNode& value, const Json& fallback) {
+  if (knob == "density") return value.as_number(0, 1, /*min_exclusive=*/true);
+  if (fallback.is_boolean()) return value.as_bool();
   if (fallback.is_number_integer()) return value.as_int(0, int64_t(1) << 50);
   if (fallback.is_number()) return value.as_number(0, 1e12);
-  if (fallback.is_boolean()) return value.as_bool();
-  return value.as_string();
+  std::string s = value.as_string();
+  auto choices = knob_choices().find(knob);
+  if (choices != knob_choices().end() &&
+      std::find(choices->second.begin(), choices->second.end(), s) == choices->second.end()) {
+    std::string hint = nearest_name(s, choices->second);
+    value.fail(hint.empty() ? fmt::format("unknown {} \"{}\"; expected one of: {}", knob, s, joined(choices->second))
+                            : fmt::format("unknown {} \"{}\"; did you mean \"{}\"?", knob, s, hint));
+  }
+  return s;
 }
 
-SchemeConfig parse_scheme_config(const JsonNode& node) {
+SchemeConfig parse_scheme_config(const JsonNode& node, const Json& inherited) {
   SchemeConfig config;
-  if (node.json().is_string()) {
-    const PresetInfo& preset = find_preset(node, node.as_string());
-    config.preset = preset.name;
-    config.resolved = preset.defaults;
-  } else {
-    node.expect_object();
-    JsonNode name = node.child("preset");
-    const PresetInfo& preset = find_preset(name, name.as_string());
+  const bool named = node.json().is_string();
+  JsonNode name = named ? node : node.child("preset");
+  const PresetInfo& preset = find_preset(name, name.as_string());
+  config.preset = preset.name;
+  config.resolved = preset.defaults;
+  for (auto it = inherited.begin(); it != inherited.end(); ++it) {
+    if (config.resolved.contains(it.key())) config.resolved[it.key()] = it.value();
+  }
+  if (!named) {
     std::vector<std::string> allowed = {"preset"};
     for (auto it = preset.defaults.begin(); it != preset.defaults.end(); ++it) allowed.push_back(it.key());
     node.check_keys(allowed);
-    config.preset = preset.name;
-    config.resolved = preset.defaults;
     for (auto it = preset.defaults.begin(); it != preset.defaults.end(); ++it) {
-      if (auto value = node.optional_child(it.key())) config.resolved[it.key()] = checked_knob(*value, it.value());
+      if (auto value = node.optional_child(it.key())) config.resolved[it.key()] = checked_knob(it.key(), *value, it.value());
     }
   }
   config.resolved["preset"] = config.preset;
   return config;
 }
 
+static SparseOptions sparse_options(const Json& k) {
+  SparseOptions o;
+  o.partition = k["partition"];
+  o.tensors_per_buffer = k["tensors_per_buffer"].get<int>();
+  o.quirks = k["quirks"];
+  o.placement = k["placement"];
+  o.sparsifier = parse_sparsifier(k["sparsifier"]);
+  o.density = k["density"];
+  o.alignment = k["alignment"];
+  o.compress_on = k["compress_on"];
+  o.hybrid = k["hybrid"];
+  o.concurrent = k["concurrent"];
+  o.error_feedback = k["error_feedback"];
+  o.seed_model_key = k["seed_model_key"];
+  return o;
+}
+
 std::unique_ptr<Scheme> build_scheme(const SchemeConfig& config, const GradientModel& model,
                                      const CostEstimator& cost) {
   const Json& k = config.resolved;
-  if (config.preset == "wfbp") return std::make_unique<StaticBucketScheme>(per_tensor_partition(model));
-  if (config.preset == "syncea") return std::make_unique<StaticBucketScheme>(single_bucket_partition(model));
-  if (config.preset == "mgwfbp") return std::make_unique<StaticBucketScheme>(mgwfbp_partition(model, cost));
-  if (config.preset == "ddp") {
+  const std::string& p = config.preset;
+  if (p == "wfbp") return std::make_unique<StaticBucketScheme>(per_tensor_partition(model));
+  if (p == "syncea") return std::make_unique<StaticBucketScheme>(single_bucket_partition(model));
+  if (p == "mgwfbp") return std::make_unique<StaticBucketScheme>(mgwfbp_partition(model, cost));
+  if (p == "ddp") {
     return std::make_unique<StaticBucketScheme>(byte_threshold_partition(
         model, k["first_bucket_bytes"].get<int64_t>(), k["bucket_cap_bytes"].get<int64_t>()));
   }
-  if (config.preset == "horovod") {
+  if (p == "horovod" || p == "rgmerge-dynamic") {
     HorovodOptions options;
-    options.fusion_threshold_bytes = k["fusion_threshold_bytes"].get<int64_t>();
     options.cycle_time_ns = TimeNs(std::llround(k["cycle_time_us"].get<double>() * 1000.0));
+    if (p == "horovod") {
+      options.fusion_threshold_bytes = k["fusion_threshold_bytes"].get<int64_t>();
+    } else {
+      // Merge everything that is ready everywhere in a cycle: the same
+      // quantity of gradients on every worker, then one selection per buffer.
+      options.fusion_threshold_bytes = INT64_MAX;
+      options.sparsifier = parse_sparsifier(k["sparsifier"]);
+      options.density = k["density"];
+    }
     return std::make_unique<HorovodScheme>(model, cost, options);
   }
-  throw std::logic_error("preset without a builder: " + config.preset);
+  if (k.contains("partition")) return std::make_unique<SparseScheme>(model, cost, sparse_options(k));
+  throw std::logic_error("preset without a builder: " + p);
 }
 
 }  // namespace sparsefuse::policy

@@ -15,8 +15,9 @@ namespace sparsefuse::policy {
 
 struct PresetInfo {
   std::string name;
-  std::string summary;  // one line: what it reproduces
-  Json defaults;        // knob -> default value (an object)
+  std::string summary;    // one line: what it reproduces
+  std::string deviation;  // where it departs from the seed/reference code ("" = none)
+  Json defaults;          // knob -> default value (an object)
 };
 
 const std::vector<PresetInfo>& preset_catalog();
@@ -29,8 +30,10 @@ struct SchemeConfig {
 };
 
 // NODE is a preset name or {"preset": NAME, knob: value...}; unknown presets
-// and knobs, and knobs of the wrong type or range, are InputErrors.
-SchemeConfig parse_scheme_config(const JsonNode& node);
+// and knobs, and knobs of the wrong type, range or choice, are InputErrors.
+// INHERITED supplies scenario-wide values (e.g. "density", "sparsifier" from
+// the scenario's "compression" object) for knobs the scheme does not set.
+SchemeConfig parse_scheme_config(const JsonNode& node, const Json& inherited = Json::object());
 
 // MODEL and COST must outlive the returned scheme.
 std::unique_ptr<Scheme> build_scheme(const SchemeConfig& config, const GradientModel& model,

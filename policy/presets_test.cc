@@ -6,16 +6,19 @@ namespace sparsefuse::policy {
 namespace {
 
 TEST(Presets, EveryPresetBuildsWithItsDefaults) {
-  GradientModel m;
-  m.names = {"a", "b"};
-  m.elements = {10, 20};
-  m.ready_ns = {5, 10};
-  m.backward_ns = 10;
+  Trace trace;
+  trace.model = "two-tensors";
+  trace.batch_size = 1;
+  trace.backward_ns = 10;
+  trace.tensors = {{"a", {10}, 10, 5, 0, true, 0}, {"b", {4, 5}, 20, 10, 0, true, 0}};
+  GradientModel m = GradientModel::from_trace(trace, 1.0);
   class Cost : public CostEstimator {
    public:
     int workers() const override { return 4; }
     TimeNs collective_ns(Collective, int64_t bytes) const override { return 10 + bytes; }
     TimeNs coordination_ns() const override { return 1; }
+    TimeNs compression_ns(Sparsifier, int64_t, double) const override { return 0; }
+    TimeNs cpu_compression_ns(Sparsifier, int64_t, double) const override { return 0; }
   } cost;
   for (const auto& name : preset_names()) {
     Json doc = name;

@@ -31,11 +31,17 @@ class WorkerPolicy {
   virtual void on_tensor_ready(int tensor, TimeNs now, FlushSink& sink) = 0;
 };
 
+struct CompressionRequest;
+
 // A collective decided by a coordinator, which no worker may start before
-// NOT_BEFORE (the end of the negotiation that produced it).
+// NOT_BEFORE (the end of the negotiation that produced it). When COMPRESS is
+// set, each worker first runs REQUEST (from NOT_BEFORE) and contributes what
+// it selected.
 struct CoordinatedFlush {
   Bucket bucket;
   TimeNs not_before = 0;
+  bool compress = false;
+  std::shared_ptr<const CompressionRequest> request;
 };
 
 // Schemes that negotiate at run time (Horovod's coordinator) see every
@@ -56,6 +62,8 @@ class Scheme {
   // Null for coordinated schemes, whose workers only report readiness.
   virtual std::unique_ptr<WorkerPolicy> make_worker_policy(int rank) const = 0;
   virtual std::unique_ptr<Coordinator> make_coordinator() const { return nullptr; }
+  // The scheme's start-up decisions (partition, dense set, ...), for results.
+  virtual nlohmann::json describe() const { return nlohmann::json::object(); }
 };
 
 }  // namespace sparsefuse::policy

@@ -1,8 +1,14 @@
-// Runs the collectives of one iteration. Each operation belongs to a
-// communicator; operations on a communicator run one at a time in issue
-// order, and one starts only when every member has posted it (and not before
-// any coordinator-imposed time). The time early members spend waiting is their
-// sync wait. Durations come from the network model.
+// Runs the collectives of one iteration on the global event queue. Each
+// operation belongs to a communicator; operations on a communicator run one at
+// a time in issue order, and one starts only when every member has posted it
+// (and not before any coordinator-imposed time). The time early members spend
+// waiting is their sync wait.
+//
+// An operation first pays its latency terms, then moves its bytes. Operations
+// on different communicators that are moving bytes at the same time share the
+// network equally (processor sharing: with n such transfers each progresses
+// at 1/n of full speed), recomputed whenever a transfer starts or ends — the
+// flat network's form of link contention.
 #pragma once
 
 #include <vector>
@@ -10,6 +16,7 @@
 #include "common/time.h"
 #include "policy/bucket.h"
 #include "sim/event_queue.h"
+#include "sim/network.h"
 
 namespace sparsefuse::sim {
 
@@ -17,8 +24,8 @@ struct Operation {
   policy::Bucket bucket;
   int communicator = 0;
   TimeNs all_posted = 0;  // latest post among members (and any not-before time)
-  TimeNs duration = 0;
-  TimeNs start = 0;  // filled by run()
+  CollectiveCost cost;    // alone on the network
+  TimeNs start = 0;       // filled by run()
   TimeNs end = 0;
 };
 

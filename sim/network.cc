@@ -22,11 +22,11 @@ Json NetworkConfig::to_json() const {
           {"tree_segment_bytes", tree_segment_bytes}};
 }
 
+static double ceil_log2(int p) { return std::ceil(std::log2(double(p))); }
+
 FlatNetwork::FlatNetwork(const NetworkConfig& config, int workers)
     : config_(config), workers_(workers), alpha_ns_(config.latency_us * 1e3),
       ns_per_byte_(8.0 / config.bandwidth_gbps) {}
-
-static double ceil_log2(int p) { return std::ceil(std::log2(double(p))); }
 
 double FlatNetwork::ring_allreduce_ns(double m) const {
   const double p = workers_;
@@ -36,10 +36,14 @@ double FlatNetwork::ring_allreduce_ns(double m) const {
 // Pipelined binary tree reduce followed by broadcast, message cut into
 // segments of at most tree_segment_bytes: 2 (ceil(log2 p) + segments - 1)
 // steps of (alpha + segment * beta).
-double FlatNetwork::tree_allreduce_ns(double m) const {
-  double segments = std::max(1.0, std::ceil(m / double(config_.tree_segment_bytes)));
-  double segment = m / segments;
-  return 2 * (ceil_log2(workers_) + segments - 1) * (alpha_ns_ + segment * ns_per_byte_);
+double FlatNetwork::tree_allreduce_ns(double m) const { return tree_steps(m) * (alpha_ns_ + tree_segment(m) * ns_per_byte_); }
+
+double FlatNetwork::tree_steps(double m) const {
+  return 2 * (ceil_log2(workers_) + std::max(1.0, std::ceil(m / double(config_.tree_segment_bytes))) - 1);
+}
+
+double FlatNetwork::tree_segment(double m) const {
+  return m / std::max(1.0, std::ceil(m / double(config_.tree_segment_bytes)));
 }
 
 double FlatNetwork::ring_allgather_ns(double m) const {
@@ -57,19 +61,34 @@ double FlatNetwork::tree_broadcast_ns(double m) const {
   return ceil_log2(workers_) * (alpha_ns_ + m * ns_per_byte_);
 }
 
-TimeNs FlatNetwork::collective_ns(policy::Collective collective, int64_t bytes_per_worker) const {
-  if (workers_ <= 1) return 0;
+// Rounds the total once (so a lone collective costs exactly round(total)) and
+// gives the latency its rounded share.
+CollectiveCost FlatNetwork::split(double total_ns, double latency_ns) const {
+  CollectiveCost c;
+  TimeNs total = TimeNs(std::llround(total_ns));
+  c.latency_ns = std::min(total, TimeNs(std::llround(latency_ns)));
+  c.transfer_ns = total - c.latency_ns;
+  return c;
+}
+
+CollectiveCost FlatNetwork::collective_cost(policy::Collective collective, int64_t bytes_per_worker) const {
+  if (workers_ <= 1) return {};
   const double m = double(bytes_per_worker);
-  double ns = 0;
   switch (collective) {
     case policy::Collective::kAllreduce:
-      ns = config_.allreduce == "tree" ? tree_allreduce_ns(m) : ring_allreduce_ns(m);
-      break;
-    case policy::Collective::kAllgather: ns = ring_allgather_ns(m); break;
-    case policy::Collective::kReduceScatter: ns = ring_reduce_scatter_ns(m); break;
-    case policy::Collective::kBroadcast: ns = tree_broadcast_ns(m); break;
+      return config_.allreduce == "tree" ? split(tree_allreduce_ns(m), tree_steps(m) * alpha_ns_)
+                                         : split(ring_allreduce_ns(m), ring_allreduce_ns(0));
+    case policy::Collective::kAllgather: return split(ring_allgather_ns(m), ring_allgather_ns(0));
+    case policy::Collective::kReduceScatter: return split(ring_reduce_scatter_ns(m), ring_reduce_scatter_ns(0));
+    case policy::Collective::kBroadcast: return split(tree_broadcast_ns(m), tree_broadcast_ns(0));
   }
-  return TimeNs(std::llround(ns));
+  return {};
+}
+
+CollectiveCost FlatNetwork::allgatherv_cost(int64_t total_bytes, int64_t min_bytes) const {
+  if (workers_ <= 1) return {};
+  double latency = ring_allgather_ns(0);
+  return split(latency + double(total_bytes - min_bytes) * ns_per_byte_, latency);
 }
 
 TimeNs FlatNetwork::coordination_ns() const {

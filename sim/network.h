@@ -10,7 +10,6 @@
 #include "common/json_reader.h"
 #include "common/time.h"
 #include "policy/bucket.h"
-#include "policy/cost_estimator.h"
 
 namespace sparsefuse::sim {
 
@@ -24,14 +23,28 @@ struct NetworkConfig {
   Json to_json() const;
 };
 
-class FlatNetwork : public policy::CostEstimator {
+// A collective's time split into its latency terms (alpha) and its transfer
+// terms (beta): concurrent collectives share bandwidth, not latency.
+struct CollectiveCost {
+  TimeNs latency_ns = 0;
+  TimeNs transfer_ns = 0;
+  TimeNs total() const { return latency_ns + transfer_ns; }
+};
+
+class FlatNetwork {
  public:
   FlatNetwork(const NetworkConfig& config, int workers);
 
-  int workers() const override { return workers_; }
-  TimeNs collective_ns(policy::Collective collective, int64_t bytes_per_worker) const override;
+  int workers() const { return workers_; }
+  CollectiveCost collective_cost(policy::Collective collective, int64_t bytes_per_worker) const;
+  TimeNs collective_ns(policy::Collective collective, int64_t bytes_per_worker) const {
+    return collective_cost(collective, bytes_per_worker).total();
+  }
+  // Ring allgather of unequal contributions: every rank receives all blocks
+  // but its own, so the slowest receives TOTAL - MIN bytes.
+  CollectiveCost allgatherv_cost(int64_t total_bytes, int64_t min_bytes) const;
   // Horovod-style coordination: a recursive-doubling allreduce of a few bytes.
-  TimeNs coordination_ns() const override;
+  TimeNs coordination_ns() const;
 
   // The individual textbook formulas, for p workers (exposed for tests).
   double ring_allreduce_ns(double bytes) const;
@@ -41,6 +54,10 @@ class FlatNetwork : public policy::CostEstimator {
   double tree_broadcast_ns(double bytes) const;
 
  private:
+  CollectiveCost split(double total_ns, double latency_ns) const;
+  double tree_steps(double bytes) const;    // pipelined tree: 2 (ceil(log2 p) + segments - 1)
+  double tree_segment(double bytes) const;  // segment size actually used
+
   NetworkConfig config_;
   int workers_;
   double alpha_ns_;

@@ -23,13 +23,23 @@ Json SimResult::to_json(bool timing) const {
   std::sort(seconds.begin(), seconds.end());
   Json buckets_json = Json::array();
   for (const auto& r : buckets) {
-    buckets_json.push_back({{"first_tensor", r.bucket.first_tensor},
-                            {"tensors", r.bucket.tensors()},
-                            {"elements", r.bucket.elements},
-                            {"bytes_per_worker", r.bucket.bytes_per_worker},
-                            {"collective", policy::collective_name(r.bucket.collective)},
-                            {"duration_s", r.duration_s},
-                            {"sync_wait_s", r.sync_wait_s}});
+    Json b = {{"first_tensor", r.bucket.first_tensor},
+              {"tensors", r.bucket.tensors()},
+              {"elements", r.bucket.elements},
+              {"dense_elements", r.bucket.dense_elements},
+              {"sent_elements", r.sent_elements},
+              {"bytes_per_worker", r.bucket.bytes_per_worker},
+              {"collective", policy::collective_name(r.bucket.collective)},
+              {"communicator", r.bucket.communicator},
+              {"compression_s", r.compression_s},
+              {"duration_s", r.duration_s},
+              {"sync_wait_s", r.sync_wait_s}};
+    if (r.bucket.collective == policy::Collective::kAllgather) {
+      b["alignment"] = policy::alignment_name(r.bucket.alignment);
+      b["decompression_s"] = r.decompression_s;
+      b["lost_contributions"] = r.lost_contributions;
+    }
+    buckets_json.push_back(b);
   }
   Json out = {
       {"format", "sparsefuse-result/1"},
@@ -48,7 +58,12 @@ Json SimResult::to_json(bool timing) const {
         {"sync_wait", breakdown.sync_wait},
         {"optimizer", breakdown.optimizer}}},
       {"buckets", buckets_json},
+      {"bytes_sent_per_worker", bytes_sent_per_worker},
+      {"lost_contributions", lost_contributions},
+      {"tensor_missing_rate", plan.value("tensor_missing_rate", 0.0)},
+      {"plan", plan},
       {"trace_provenance", provenance},
+      {"compression_costs", compression_costs},
       {"scenario", scenario},
   };
   if (timing) {

@@ -51,16 +51,14 @@ static Trace load_model(const JsonNode& node, const std::string& scenario_file) 
   node.expect_object();
   node.check_keys({"trace"});
   std::filesystem::path path = node.child("trace").as_string();
-  if (path.is_relative() && !scenario_file.empty()) {
-    path = std::filesystem::path(scenario_file).parent_path() / path;
-  }
+  if (path.is_relative()) path = std::filesystem::path(scenario_file).parent_path() / path;
   return load_trace_file(path.string());
 }
 
 Scenario parse_scenario(const Json& document, const std::string& file) {
   JsonNode root(document, file, "");
   root.check_keys({"description", "model", "batch_per_worker", "workers", "iterations", "warmup_iterations",
-                   "seed", "scheme", "network", "variability"});
+                   "seed", "scheme", "network", "variability", "compression"});
   Scenario s;
   s.file = file;
   s.description = root.get_string("description", "");
@@ -72,8 +70,12 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
   s.iterations = int(root.get_int("iterations", 20, 1, 10'000'000));
   s.warmup_iterations = int(root.get_int("warmup_iterations", 2, 0, 10'000'000));
   s.seed = uint64_t(root.get_int("seed", 1, 0, INT64_MAX));
-  s.scheme = policy::parse_scheme_config(root.child("scheme"));
   Json empty = Json::object();
+  auto compression = root.optional_child("compression");
+  s.compression = CompressionConfig::parse(compression ? *compression : JsonNode(empty, file, "/compression"));
+  Json inherited = {{"density", s.compression.density}};
+  if (!s.compression.sparsifier.empty()) inherited["sparsifier"] = s.compression.sparsifier;
+  s.scheme = policy::parse_scheme_config(root.child("scheme"), inherited);
   auto network = root.optional_child("network");
   s.network = NetworkConfig::parse(network ? *network : JsonNode(empty, file, "/network"));
   auto variability = root.optional_child("variability");
@@ -99,7 +101,12 @@ Json Scenario::resolved() const {
           {"seed", seed},
           {"scheme", scheme.resolved},
           {"network", network.to_json()},
-          {"variability", variability.to_json()}};
+          {"variability", variability.to_json()},
+          {"compression", compression.to_json()}};
+}
+
+std::string Scenario::base_dir() const {
+  return file.empty() ? std::string() : std::filesystem::path(file).parent_path().string();
 }
 
 }  // namespace sparsefuse::sim

@@ -8,6 +8,7 @@
 #include "common/json_reader.h"
 #include "common/trace.h"
 #include "policy/presets.h"
+#include "sim/compression_cost.h"
 #include "sim/network.h"
 #include "sim/variability.h"
 
@@ -26,7 +27,10 @@ struct Scenario {
   policy::SchemeConfig scheme;
   NetworkConfig network;
   VariabilityConfig variability;
+  CompressionConfig compression;
 
+  // Where relative paths in the scenario (traces, profiles) resolve.
+  std::string base_dir() const;
   // Ratio of the scenario's batch to the trace's: compute times scale by it.
   double compute_scale() const { return double(batch_per_worker) / double(trace.batch_size); }
   // Fully resolved, defaults included: re-running it gives the same result.

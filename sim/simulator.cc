@@ -3,58 +3,85 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include "policy/gradient_model.h"
 #include "policy/presets.h"
 #include "sim/communication.h"
+#include "sim/estimates.h"
+#include "sim/intervals.h"
 #include "sim/network.h"
 #include "sim/variability.h"
+#include "sim/worker.h"
 
 namespace sparsefuse::sim {
 
 namespace {
 
+using policy::Alignment;
+using policy::Collective;
+
 TimeNs scaled(TimeNs nominal, double scale) { return TimeNs(std::llround(double(nominal) * scale)); }
 
-// Collects one worker's flushes and checks that every worker flushes the same
-// bucket sequence (a policy that breaks this would deadlock a real job).
-class WorkerFlushes : public policy::FlushSink {
- public:
-  WorkerFlushes(std::vector<Operation>& ops, std::vector<TimeNs>& posts) : ops_(ops), posts_(posts) {}
-  void begin_worker(int worker, bool first) {
-    worker_ = worker;
-    first_ = first;
-    count_ = 0;
-  }
-  void flush(const policy::Bucket& bucket, TimeNs when) override {
-    if (first_) {
-      ops_.push_back({bucket, 0, when, 0, 0, 0});
-    } else if (count_ >= ops_.size() || !ops_[count_].bucket.same_operation(bucket)) {
-      throw std::logic_error("workers flushed different bucket sequences");
+CollectiveCost plus(CollectiveCost a, CollectiveCost b) {
+  return {a.latency_ns + b.latency_ns, a.transfer_ns + b.transfer_ns};
+}
+
+// Contributions of all workers to one operation.
+struct Contributions {
+  int64_t sum = 0, min = INT64_MAX, max = 0;
+};
+
+// The receiver of the seed code splits a variable-size gather into P equal
+// slices of floor(total/P) pairs, drops the remainder, and within a slice a
+// duplicate index overwrites instead of adding. Pairs of different workers
+// that land in one slice collide with probability 1/n each (independent,
+// uniformly spread indices), so a slice holding a_i pairs of worker i loses
+// about sum_{i<j} a_i a_j / n contributions.
+double equal_slices_loss(const std::vector<int64_t>& pairs, int64_t elements) {
+  const int64_t P = int64_t(pairs.size());
+  int64_t total = std::accumulate(pairs.begin(), pairs.end(), int64_t(0));
+  int64_t slice = total / P;
+  double lost = double(total - slice * P);
+  if (slice == 0) return double(total);
+  size_t worker = 0;
+  int64_t worker_end = pairs[0], position = 0;
+  for (int64_t j = 0; j < P; ++j) {
+    int64_t slice_end = (j + 1) * slice;
+    double sum = 0, sum_sq = 0;
+    while (position < slice_end) {
+      while (position >= worker_end) worker_end += pairs[++worker];
+      int64_t take = std::min(worker_end, slice_end) - position;
+      sum += double(take);
+      sum_sq += double(take) * double(take);
+      position += take;
     }
-    Operation& op = ops_[count_];
-    op.all_posted = std::max(op.all_posted, when);
-    posts_.push_back(when);
-    ++count_;
+    lost += (sum * sum - sum_sq) / 2 / double(elements);
   }
-  size_t count() const { return count_; }
+  return lost;
+}
 
- private:
-  std::vector<Operation>& ops_;
-  std::vector<TimeNs>& posts_;
-  int worker_ = 0;
-  bool first_ = true;
-  size_t count_ = 0;
-};
+CollectiveCost operation_cost(const FlatNetwork& network, const policy::Bucket& b, const Contributions& c) {
+  if (b.collective != Collective::kAllgather) return network.collective_cost(b.collective, c.max);
+  switch (b.alignment) {
+    case Alignment::kFixed:
+      return c.min == c.max ? network.collective_cost(Collective::kAllgather, c.max)
+                            : network.allgatherv_cost(c.sum, c.min);
+    case Alignment::kExchangeCounts:  // a small allgather of counts, then the variable-size gather
+      return plus(network.collective_cost(Collective::kAllgather, 8), network.allgatherv_cost(c.sum, c.min));
+    case Alignment::kPadToMax:  // agree on the maximum, then everyone sends that much
+      return plus(network.collective_cost(Collective::kAllreduce, 8), network.collective_cost(Collective::kAllgather, c.max));
+    case Alignment::kEqualSlices:  // sizes come with the gather (Horovod negotiates them)
+      return network.allgatherv_cost(c.sum, c.min);
+  }
+  return {};
+}
 
-struct WorkerIteration {
-  TimeNs start = 0, backward_start = 0, backward_end = 0, optimizer_start = 0, end = 0;
-  double scale = 1;
-};
-
-TimeNs overlap(TimeNs a0, TimeNs a1, TimeNs b0, TimeNs b1) {
-  return std::max<TimeNs>(0, std::min(a1, b1) - std::max(a0, b0));
+// Bytes a worker puts on the wire for an operation it contributed OWN to.
+int64_t bytes_sent(const policy::Bucket& b, const Contributions& c, int64_t own) {
+  if (b.collective == Collective::kAllgather && b.alignment == Alignment::kPadToMax) return c.max;
+  return own;
 }
 
 }  // namespace
@@ -73,7 +100,9 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   const TimeNs forward_ns = scaled(scenario.trace.forward_ns, compute_scale);
   const TimeNs optimizer_ns = scaled(scenario.trace.optimizer_ns, compute_scale);
   FlatNetwork network(scenario.network, W);
-  std::unique_ptr<policy::Scheme> scheme = policy::build_scheme(scenario.scheme, model, network);
+  CompressionCost compression(scenario.compression, scenario.base_dir());
+  SimulatorEstimates estimates(network, compression);
+  std::unique_ptr<policy::Scheme> scheme = policy::build_scheme(scenario.scheme, model, estimates);
   std::unique_ptr<policy::Coordinator> coordinator = scheme->make_coordinator();
   std::vector<std::unique_ptr<policy::WorkerPolicy>> policies;
   if (!coordinator) {
@@ -81,120 +110,218 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   }
   ComputeVariability variability(scenario.variability, W, scenario.seed);
   CommunicationEngine engine;
+  FlushRecord record;
+  WorkerExecutor executor(compression, scenario.seed, record);
 
   SimResult result;
   result.scenario = scenario.resolved();
+  result.plan = scheme->describe();
   result.provenance = scenario.trace.provenance_kind();
+  result.compression_costs = compression.gpu_source();
   result.samples_per_iteration = int64_t(W) * scenario.batch_per_worker;
 
-  std::vector<WorkerIteration> workers(W);
-  std::vector<Operation> ops;
-  std::vector<TimeNs> posts;  // worker-major: posts[w * ops.size() + k]
-  std::vector<double> bucket_wait;
-  WorkerFlushes sink(ops, posts);
   const int L = model.size();
+  std::vector<WorkerStreams> streams(W);
+  std::vector<TimeNs> ready;  // coordinated schemes: ready[w * L + t]
+  if (coordinator) ready.resize(size_t(W) * L);
+  std::vector<TimeNs> cumulative(L);
+  std::vector<Operation> ops;
+  std::vector<Contributions> contributions;
+  std::vector<Interval> decompression, scratch;
+  CoveredTime communicating;
   const int total_iterations = scenario.warmup_iterations + scenario.iterations;
   TimeNs previous_job_end = 0;
   uint64_t events = 0;
   Breakdown sum;
+  double bytes_sum = 0, lost_sum = 0;
 
   for (int it = 0; it < total_iterations; ++it) {
     const bool measured = it >= scenario.warmup_iterations;
-    ops.clear();
-    posts.clear();
+    record.clear();
     if (coordinator) coordinator->begin_iteration(it);
 
-    // Stage 1: each worker's compute stream and flush decisions.
+    // Stage 1: each worker's own streams and flush decisions.
     for (int w = 0; w < W; ++w) {
-      WorkerIteration& wi = workers[w];
-      wi.start = wi.end;
-      wi.scale = variability.next_scale(w);
-      wi.backward_start = wi.start + scaled(forward_ns, wi.scale);
-      wi.backward_end = wi.backward_start + scaled(model.backward_ns, wi.scale);
-      if (coordinator) {
-        for (int t = 0; t < L; ++t) coordinator->report_ready(w, t, wi.backward_start + scaled(model.ready_ns[t], wi.scale));
-      } else {
-        sink.begin_worker(w, w == 0);
-        policy::WorkerPolicy& p = *policies[w];
-        p.begin_iteration(it);
-        for (int t = 0; t < L; ++t) p.on_tensor_ready(t, wi.backward_start + scaled(model.ready_ns[t], wi.scale), sink);
-        if (sink.count() != ops.size()) throw std::logic_error("workers flushed different numbers of buckets");
+      WorkerStreams& s = streams[w];
+      s.start = s.end;
+      s.scale = variability.next_scale(w);
+      s.backward_start = s.clock = s.side_free = s.start + scaled(forward_ns, s.scale);
+      s.cpu_free.assign(size_t(scenario.compression.cpu_threads), s.backward_start);
+      s.inline_compression = 0;
+      s.inline_jobs.clear();
+      s.async_jobs.clear();
+      executor.bind(w, it, s, w == 0);
+      TimeNs previous = 0;
+      for (int t = 0; t < L; ++t) {
+        TimeNs now = scaled(model.ready_ns[t], s.scale);
+        TimeNs at = executor.run_backward(now - previous);
+        previous = now;
+        if (coordinator) {
+          ready[size_t(w) * L + t] = at;
+          coordinator->report_ready(w, t, at);
+        } else {
+          if (t == 0) policies[w]->begin_iteration(it);
+          policies[w]->on_tensor_ready(t, at, executor);
+        }
+      }
+      s.backward_end = executor.run_backward(scaled(model.backward_ns, s.scale) - previous);
+      if (!coordinator && executor.flushes() != record.buckets.size()) {
+        throw std::logic_error("workers flushed different numbers of buckets");
       }
     }
     events += uint64_t(W) * uint64_t(L);
+
+    std::vector<TimeNs> not_before;
     if (coordinator) {
+      // The coordinator decides the collectives for everyone; a worker posts
+      // once its own copy of the last tensor is ready (and, for a sparse
+      // buffer, once its selection on the side stream is done).
       std::vector<policy::CoordinatedFlush> flushes;
       coordinator->resolve(flushes);
-      for (const auto& f : flushes) ops.push_back({f.bucket, 0, f.not_before, 0, 0, 0});
-      // A worker "posts" a fused allreduce when its own copy of the last tensor is ready.
+      for (const auto& f : flushes) {
+        record.buckets.push_back(f.bucket);
+        not_before.push_back(f.not_before);
+      }
       for (int w = 0; w < W; ++w) {
-        for (auto& op : ops) {
-          TimeNs own = workers[w].backward_start + scaled(model.ready_ns[op.bucket.end_tensor - 1], workers[w].scale);
-          posts.push_back(own);
-          op.all_posted = std::max(op.all_posted, own);
+        executor.bind(w, it, streams[w], false);
+        for (const auto& f : flushes) {
+          TimeNs own = ready[size_t(w) * L + f.bucket.end_tensor - 1];
+          if (f.compress) {
+            policy::CompressionOutcome out = executor.compress(*f.request, std::max(own, f.not_before));
+            record.posts.push_back(out.done);
+            record.bytes.push_back(8 * out.selected);
+            record.compression.push_back(out.done - std::max(own, f.not_before));
+            if (w == 0) {  // buckets are worker 0's view, as for every scheme
+              policy::Bucket& b = record.buckets[&f - flushes.data()];
+              b.sent_elements = out.selected;
+              b.bytes_per_worker = 8 * out.selected;
+            }
+          } else {
+            record.posts.push_back(own);
+            record.bytes.push_back(f.bucket.bytes_per_worker);
+            record.compression.push_back(0);
+          }
         }
       }
     }
-    const size_t K = ops.size();
+    const size_t K = record.buckets.size();
     events += uint64_t(W) * K;
 
-    // Stage 2: the collectives, on the global event queue.
-    for (auto& op : ops) op.duration = network.collective_ns(op.bucket.collective, op.bucket.bytes_per_worker);
-    events += engine.run(ops);
-    const TimeNs comm_done = K ? ops.back().end : 0;  // one communicator: FIFO, last op ends last
-
-    // Optimizer, iteration end, and the breakdown.
-    TimeNs job_end = 0;
-    bucket_wait.assign(K, 0.0);
-    for (int w = 0; w < W; ++w) {
-      WorkerIteration& wi = workers[w];
-      wi.optimizer_start = std::max(wi.backward_end, comm_done);
-      wi.end = wi.optimizer_start + scaled(optimizer_ns, wi.scale);
-      job_end = std::max(job_end, wi.end);
-      if (!measured) continue;
-      // The tail between backward end and optimizer start is exposed
-      // communication while a collective runs, sync wait otherwise (waiting
-      // for other workers or for a negotiation). Ops on one communicator are
-      // disjoint in time, so the overlaps add up.
-      TimeNs exposed = 0;
-      for (size_t k = 0; k < K; ++k) {
-        exposed += overlap(ops[k].start, ops[k].end, wi.backward_end, wi.optimizer_start);
-        bucket_wait[k] += double(ops[k].start - posts[w * K + k]);
+    // Stage 2: the collectives on the global event queue, then decompression.
+    ops.assign(K, Operation{});
+    contributions.assign(K, Contributions{});
+    for (size_t k = 0; k < K; ++k) {
+      Operation& op = ops[k];
+      op.bucket = record.buckets[k];
+      op.communicator = op.bucket.communicator;
+      op.all_posted = not_before.empty() ? 0 : not_before[k];
+      Contributions& c = contributions[k];
+      for (int w = 0; w < W; ++w) {
+        op.all_posted = std::max(op.all_posted, record.posts[w * K + k]);
+        int64_t b = record.bytes[w * K + k];
+        c.sum += b, c.min = std::min(c.min, b), c.max = std::max(c.max, b);
       }
-      TimeNs tail = wi.optimizer_start - wi.backward_end;
-      sum.forward += double(wi.backward_start - wi.start);
-      sum.backward += double(wi.backward_end - wi.backward_start);
-      sum.communication_exposed += double(exposed);
-      sum.sync_wait += double(tail - exposed);
-      sum.optimizer += double(wi.end - wi.optimizer_start);
+      op.cost = operation_cost(network, op.bucket, c);
+    }
+    events += engine.run(ops);
+
+    TimeNs comm_done = 0;
+    std::vector<size_t> by_end(K);
+    std::iota(by_end.begin(), by_end.end(), 0);
+    std::sort(by_end.begin(), by_end.end(), [&](size_t a, size_t b) { return ops[a].end < ops[b].end; });
+    decompression.clear();
+    std::vector<TimeNs> decompress_ns(K, 0);
+    TimeNs decompress_free = 0;
+    for (size_t k : by_end) {
+      comm_done = std::max(comm_done, ops[k].end);
+      if (ops[k].bucket.collective != Collective::kAllgather) continue;
+      decompress_ns[k] = compression.decompression_ns(ops[k].bucket.elements, contributions[k].sum / 8);
+      TimeNs start = std::max(ops[k].end, decompress_free);
+      decompress_free = start + decompress_ns[k];
+      decompression.emplace_back(start, decompress_free);
+      comm_done = std::max(comm_done, decompress_free);
+    }
+    scratch.clear();
+    for (const auto& op : ops) scratch.emplace_back(op.start, op.end);
+    communicating.assign(scratch);
+
+    // Optimizer, iteration end, and the breakdown of every worker's time.
+    TimeNs job_end = 0;
+    std::vector<double> wait(K, 0.0), compress_time(K, 0.0), sent(K, 0.0);
+    for (int w = 0; w < W; ++w) {
+      WorkerStreams& s = streams[w];
+      s.optimizer_start = std::max(s.backward_end, comm_done);
+      for (const auto& job : s.async_jobs) s.optimizer_start = std::max(s.optimizer_start, job.second);
+      s.end = s.optimizer_start + scaled(optimizer_ns, s.scale);
+      job_end = std::max(job_end, s.end);
+      if (!measured) continue;
+      for (size_t k = 0; k < K; ++k) {
+        wait[k] += double(ops[k].start - record.posts[w * K + k]);
+        compress_time[k] += double(record.compression[w * K + k]);
+        int64_t own = record.bytes[w * K + k];
+        sent[k] += double(own) / (ops[k].bucket.collective == Collective::kAllgather ? 8.0 : 4.0);
+        bytes_sum += double(bytes_sent(ops[k].bucket, contributions[k], own));
+      }
+      // The tail between backward end and optimizer start: exposed
+      // communication while a collective runs, exposed compression while only
+      // this worker's compression or decompression runs, sync wait otherwise.
+      const TimeNs lo = s.backward_end, hi = s.optimizer_start;
+      TimeNs exposed_comm = communicating.within(lo, hi), exposed_compression = 0;
+      scratch.assign(decompression.begin(), decompression.end());
+      scratch.insert(scratch.end(), s.async_jobs.begin(), s.async_jobs.end());
+      merge_intervals(scratch);
+      for (const auto& iv : scratch) {
+        TimeNs a = std::max(iv.first, lo), b = std::min(iv.second, hi);
+        if (b > a) exposed_compression += (b - a) - communicating.within(a, b);
+      }
+      sum.forward += double(s.backward_start - s.start);
+      sum.backward += double(s.backward_end - s.backward_start - s.inline_compression);
+      sum.compression += double(s.inline_compression + exposed_compression);
+      sum.communication_exposed += double(exposed_comm);
+      sum.sync_wait += double((hi - lo) - exposed_comm - exposed_compression);
+      sum.optimizer += double(s.end - s.optimizer_start);
       if (timeline && timeline->wants(w, it)) {
-        timeline->span(w, Timeline::kCompute, "forward", wi.start, wi.backward_start);
-        timeline->span(w, Timeline::kCompute, "backward", wi.backward_start, wi.backward_end);
-        timeline->span(w, Timeline::kCompute, "optimizer", wi.optimizer_start, wi.end);
+        timeline->span(w, Timeline::kCompute, "forward", s.start, s.backward_start);
+        timeline->span(w, Timeline::kCompute, "backward", s.backward_start, s.backward_end);
+        for (const auto& job : s.inline_jobs) timeline->span(w, Timeline::kCompute, "compression", job.first, job.second);
+        for (const auto& job : s.async_jobs) timeline->span(w, Timeline::kCompression, "compression", job.first, job.second);
+        for (const auto& d : decompression) timeline->span(w, Timeline::kCompression, "decompression", d.first, d.second);
+        timeline->span(w, Timeline::kCompute, "optimizer", s.optimizer_start, s.end);
         for (size_t k = 0; k < K; ++k) {
           const auto& b = ops[k].bucket;
-          Json args = {{"bucket", k}, {"tensors", b.tensors()}, {"bytes", b.bytes_per_worker}};
-          timeline->span(w, Timeline::kCommunication, "wait", posts[w * K + k], ops[k].start, args);
-          timeline->span(w, Timeline::kCommunication, std::string(policy::collective_name(b.collective)),
-                         ops[k].start, ops[k].end, args);
+          Json args = {{"bucket", k}, {"tensors", b.tensors()}, {"bytes", record.bytes[w * K + k]}};
+          timeline->span(w, Timeline::kCommunication, "wait", record.posts[w * K + k], ops[k].start, args);
+          timeline->span(w, Timeline::kCommunication, std::string(policy::collective_name(b.collective)), ops[k].start,
+                         ops[k].end, args);
         }
       }
     }
     if (measured) {
       result.iteration_ns.push_back(job_end - previous_job_end);
-      if (result.buckets.empty()) {
-        for (size_t k = 0; k < K; ++k) {
-          result.buckets.push_back({ops[k].bucket, bucket_wait[k] / W * 1e-9, ns_to_seconds(ops[k].duration)});
+      std::vector<int64_t> pairs(W);
+      for (size_t k = 0; k < K; ++k) {
+        double lost = 0;
+        if (ops[k].bucket.collective == Collective::kAllgather && ops[k].bucket.alignment == Alignment::kEqualSlices &&
+            contributions[k].min != contributions[k].max) {
+          for (int w = 0; w < W; ++w) pairs[w] = record.bytes[w * K + k] / 8;
+          lost = equal_slices_loss(pairs, ops[k].bucket.elements);
+        }
+        lost_sum += lost;
+        if (it == scenario.warmup_iterations) {
+          result.buckets.push_back({ops[k].bucket, sent[k] / W, compress_time[k] / W * 1e-9, wait[k] / W * 1e-9,
+                                    ns_to_seconds(ops[k].end - ops[k].start), ns_to_seconds(decompress_ns[k]), lost});
         }
       }
     }
     previous_job_end = job_end;
   }
 
-  const double per_iteration = 1e-9 / (double(W) * scenario.iterations);
-  result.breakdown = {sum.forward * per_iteration, sum.backward * per_iteration, 0.0,
-                      sum.communication_exposed * per_iteration, sum.sync_wait * per_iteration,
-                      sum.optimizer * per_iteration};
+  const double per_worker_iteration = 1.0 / (double(W) * scenario.iterations);
+  const double to_s = 1e-9 * per_worker_iteration;
+  result.breakdown = {sum.forward * to_s,     sum.backward * to_s,  sum.compression * to_s,
+                      sum.communication_exposed * to_s, sum.sync_wait * to_s, sum.optimizer * to_s};
+  result.bytes_sent_per_worker = bytes_sum * per_worker_iteration;
+  result.lost_contributions = lost_sum / scenario.iterations;
   result.events = events;
   result.worker_iterations = int64_t(W) * total_iterations;
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

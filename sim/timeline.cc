@@ -21,6 +21,7 @@ Json Timeline::to_json() const {
     events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", w}, {"args", {{"name", fmt::format("worker {}", w)}}}});
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", w}, {"tid", 0}, {"args", {{"name", "compute"}}}});
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", w}, {"tid", 1}, {"args", {{"name", "communication"}}}});
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", w}, {"tid", 2}, {"args", {{"name", "compression (side stream, CPU)"}}}});
   }
   for (const auto& e : events_) events.push_back(e);
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};

@@ -19,7 +19,7 @@ class Timeline {
   bool wants(int worker, int iteration) const {
     return workers_.count(worker) && iterations_.count(iteration);
   }
-  enum Track { kCompute = 0, kCommunication = 1 };
+  enum Track { kCompute = 0, kCommunication = 1, kCompression = 2 };
   void span(int worker, Track track, const std::string& name, TimeNs begin, TimeNs end, Json args = Json::object());
   Json to_json() const;
 

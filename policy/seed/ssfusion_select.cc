@@ -160,7 +160,7 @@ SelectiveResult ssfusion_select(const std::vector<int64_t>& sizes, const std::ve
 
 std::vector<bool> ssfusion_offload(const std::vector<int64_t>& sizes,
                                    const std::vector<int>& counts, const std::vector<bool>& dense,
-                                   const std::function<double(int64_t)>& backward_s,
+                                   const std::function<double(int)>& backward_s,
                                    const std::function<double(int64_t)>& gpu_compress_s,
                                    const std::function<double(int64_t)>& cpu_compress_s) {
   check_partition(sizes, counts);
@@ -172,7 +172,7 @@ std::vector<bool> ssfusion_offload(const std::vector<int64_t>& sizes,
     double cpu_free_at_s = 0;
     int last_offloaded = -1;
     for (int t = first; t < first + count; ++t) {
-      now_s += backward_s(sizes[t]);
+      now_s += backward_s(t);
       if (dense[t]) continue;
       if (cpu_free_at_s > now_s) {
         now_s += gpu_compress_s(sizes[t]);

@@ -89,7 +89,7 @@ SelectiveResult ssfusion_select(const std::vector<int64_t>& sizes, const std::ve
 
 // Step 4, SSFusion-O's offload walk. For each buffer, with a fresh clock
 // (now = 0, cpu_free_at = 0), visit its tensors in backward order:
-//   now += backward_s(s); dense tensors are skipped (never compressed);
+//   now += backward_s(tensor index); dense tensors are skipped (never compressed);
 //   if the CPU is busy (cpu_free_at > now) compress on the GPU: now += gpu_s(s);
 //   else offload: on_cpu = true, cpu_free_at = now + cpu_s(s).
 // After the walk, if the CPU would still be busy (cpu_free_at > now), the last
@@ -102,7 +102,7 @@ SelectiveResult ssfusion_select(const std::vector<int64_t>& sizes, const std::ve
 // or if dense.size() != sizes.size().
 std::vector<bool> ssfusion_offload(const std::vector<int64_t>& sizes,
                                    const std::vector<int>& counts, const std::vector<bool>& dense,
-                                   const std::function<double(int64_t)>& backward_s,
+                                   const std::function<double(int)>& backward_s,
                                    const std::function<double(int64_t)>& gpu_compress_s,
                                    const std::function<double(int64_t)>& cpu_compress_s);
 

@@ -151,7 +151,7 @@ TEST(SsfusionOffload, WalkUnmarksLastOffloaded) {
   const std::vector<int64_t> sizes = {1, 1, 1, 1, 1};
   const std::vector<bool> dense = {false, false, true, false, false};
   const std::vector<bool> on_cpu = ssfusion_offload(
-      sizes, {5}, dense, [](int64_t) { return 1.0; }, [](int64_t) { return 0.5; },
+      sizes, {5}, dense, [](int) { return 1.0; }, [](int64_t) { return 0.5; },
       [](int64_t) { return 3.0; });
   EXPECT_EQ(on_cpu, (std::vector<bool>{true, false, false, false, false}));
 }
@@ -165,7 +165,7 @@ TEST(SsfusionOffload, WalkKeepsOffloadWhenCpuFinishesInTimeAndClockIsPerBuffer) 
   //   t6 now 3.5 -> CPU until 5; end: 5 > 3.5 -> unmark t6.
   const std::vector<int64_t> sizes(7, 1);
   const std::vector<bool> on_cpu = ssfusion_offload(
-      sizes, {4, 3}, std::vector<bool>(7, false), [](int64_t) { return 1.0; },
+      sizes, {4, 3}, std::vector<bool>(7, false), [](int) { return 1.0; },
       [](int64_t s) { return 0.5 * static_cast<double>(s); },
       [](int64_t s) { return 1.5 * static_cast<double>(s); });
   EXPECT_EQ(on_cpu, (std::vector<bool>{true, false, true, false, true, false, false}));
@@ -173,7 +173,8 @@ TEST(SsfusionOffload, WalkKeepsOffloadWhenCpuFinishesInTimeAndClockIsPerBuffer) 
 
 TEST(SsfusionOffload, RejectsMismatchedFlags) {
   auto one = [](int64_t) { return 1.0; };
-  EXPECT_THROW(ssfusion_offload({1, 2}, {2}, {false}, one, one, one), std::invalid_argument);
+  auto one_per_tensor = [](int) { return 1.0; };
+  EXPECT_THROW(ssfusion_offload({1, 2}, {2}, {false}, one_per_tensor, one, one), std::invalid_argument);
 }
 
 }  // namespace

@@ -32,10 +32,15 @@ std::string format_summary(const sim::Scenario& s, const sim::SimResult& r) {
   out += fmt::format("  forward {}  backward {}  compression {}\n", ms(b.forward), ms(b.backward), ms(b.compression));
   out += fmt::format("  exposed communication {}  sync wait {}  optimizer {}\n", ms(b.communication_exposed),
                      ms(b.sync_wait), ms(b.optimizer));
-  int64_t bytes = 0;
-  for (const auto& bucket : r.buckets) bytes += bucket.bucket.bytes_per_worker;
-  out += fmt::format("buckets         {} per iteration, {:.1f} MiB per worker\n", r.buckets.size(),
-                     double(bytes) / (1 << 20));
+  out += fmt::format("buckets         {} collectives per iteration, {:.2f} MiB sent per worker", r.buckets.size(),
+                     r.bytes_sent_per_worker / (1 << 20));
+  if (r.lost_contributions > 0) out += fmt::format(", {:.0f} contributions lost (equal slices)", r.lost_contributions);
+  out += "\n";
+  if (r.plan.contains("tensor_missing_rate")) {
+    out += fmt::format("plan            {} buffers, {} dense tensors, {} on CPU, tensor missing rate {:.3f}\n",
+                       r.plan["buffers"].get<int>(), r.plan["dense_tensors"].get<int>(),
+                       r.plan["cpu_offloaded_tensors"].get<int>(), r.plan["tensor_missing_rate"].get<double>());
+  }
   out += fmt::format("simulator       {} events in {:.3f} s ({:.2f} M events/s, {:.0f} worker-iterations/s)\n",
                      r.events, r.wall_s, double(r.events) / r.wall_s / 1e6, double(r.worker_iterations) / r.wall_s);
   return out;

@@ -1,0 +1,91 @@
+#include "sim/worker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "common/rng.h"
+
+namespace sparsefuse::sim {
+
+void WorkerExecutor::bind(int w, int it, WorkerStreams& streams, bool first) {
+  worker_ = w;
+  iteration_ = it;
+  streams_ = &streams;
+  first_ = first;
+  flushes_ = 0;
+  pending_compression_ = 0;
+}
+
+TimeNs WorkerExecutor::run_backward(TimeNs duration) {
+  WorkerStreams& s = *streams_;
+  const double slowdown = 1.0 + cost_.config().side_stream_contention;
+  if (s.clock >= s.side_free || slowdown == 1.0) return s.clock += duration;
+  // Slowed until the side stream drains, full speed after.
+  double work_while_shared = double(s.side_free - s.clock) / slowdown;
+  if (double(duration) <= work_while_shared) return s.clock += TimeNs(std::llround(double(duration) * slowdown));
+  return s.clock = s.side_free + TimeNs(std::llround(double(duration) - work_while_shared));
+}
+
+// Threshold sparsifiers select a count drawn uniformly inside their band, from
+// a stream keyed by (seed, worker, iteration, first tensor): reproducible and
+// independent of processing order.
+int64_t WorkerExecutor::selected_count(const policy::CompressionRequest& r) const {
+  policy::CountBand band = policy::count_band(r.sparsifier);
+  if (band.exact() || r.align_to_expected) return r.expected_count;
+  uint64_t key = stream_seed(seed_, (uint64_t(worker_) << 40) ^ (uint64_t(iteration_) << 20) ^ uint64_t(r.first_tensor));
+  double u = Rng(key).uniform();
+  int64_t count = std::llround(double(r.expected_count) * (band.low + u * (band.high - band.low)));
+  return std::clamp<int64_t>(count, 1, r.elements);
+}
+
+policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionRequest& r, TimeNs now) {
+  WorkerStreams& s = *streams_;
+  policy::CompressionOutcome out;
+  out.selected = selected_count(r);
+  TimeNs gpu = cost_.gpu_ns(r.sparsifier, r.elements, r.density) + (r.error_feedback ? cost_.error_feedback_ns(r.elements) : 0);
+  gpu = TimeNs(std::llround(double(gpu) * s.scale));  // a slow worker's GPU is slow at everything
+  switch (r.placement) {
+    case policy::Placement::kGpuInline:
+      s.clock = std::max(s.clock, now) + gpu;
+      s.inline_compression += gpu;
+      s.inline_jobs.emplace_back(s.clock - gpu, s.clock);
+      pending_compression_ += gpu;
+      out.done = s.clock;
+      break;
+    case policy::Placement::kGpuSideStream: {
+      TimeNs start = std::max(now, s.side_free);
+      s.side_free = start + gpu;
+      s.async_jobs.emplace_back(start, s.side_free);
+      pending_compression_ += gpu;
+      out.done = s.side_free;
+      break;
+    }
+    case policy::Placement::kCpuOffload: {
+      auto thread = std::min_element(s.cpu_free.begin(), s.cpu_free.end());
+      TimeNs start = std::max(now, *thread);
+      TimeNs cpu = cost_.cpu_ns(r.sparsifier, r.elements, r.density);
+      *thread = start + cpu;
+      s.async_jobs.emplace_back(start, *thread);
+      pending_compression_ += cpu;
+      out.done = *thread;
+      break;
+    }
+  }
+  return out;
+}
+
+void WorkerExecutor::flush(const policy::Bucket& bucket, TimeNs when) {
+  if (first_) {
+    record_.buckets.push_back(bucket);
+  } else if (flushes_ >= record_.buckets.size() || !record_.buckets[flushes_].same_operation(bucket)) {
+    throw std::logic_error("workers flushed different bucket sequences");
+  }
+  record_.posts.push_back(when);
+  record_.bytes.push_back(bucket.bytes_per_worker);
+  record_.compression.push_back(pending_compression_);
+  pending_compression_ = 0;
+  ++flushes_;
+}
+
+}  // namespace sparsefuse::sim

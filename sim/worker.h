@@ -1,0 +1,67 @@
+// A worker's local streams during one iteration, and the executor side of the
+// policy interface (policy::WorkerContext): the compute stream (backward and
+// inline compression), a GPU side stream, CPU offload threads, and the flushes
+// the policy decides. Local events never touch the global queue.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "common/time.h"
+#include "policy/compression.h"
+#include "sim/compression_cost.h"
+
+namespace sparsefuse::sim {
+
+using Interval = std::pair<TimeNs, TimeNs>;
+
+// Where a worker's flushes go: all workers' posts and contributions, worker-major.
+struct FlushRecord {
+  std::vector<policy::Bucket> buckets;  // worker 0's sequence (the reference)
+  std::vector<TimeNs> posts;            // posts[w * K + k]
+  std::vector<int64_t> bytes;           // each worker's contribution
+  std::vector<TimeNs> compression;      // compression time attributed to the flush
+  void clear() { buckets.clear(), posts.clear(), bytes.clear(), compression.clear(); }
+};
+
+struct WorkerStreams {
+  double scale = 1;  // compute-time multiplier this iteration
+  TimeNs start = 0, backward_start = 0, backward_end = 0, optimizer_start = 0, end = 0;
+  TimeNs clock = 0;      // compute stream
+  TimeNs side_free = 0;  // GPU side stream
+  std::vector<TimeNs> cpu_free;
+  TimeNs inline_compression = 0;
+  std::vector<Interval> inline_jobs;  // compression on the compute stream
+  std::vector<Interval> async_jobs;   // side-stream and CPU compression
+};
+
+class WorkerExecutor : public policy::WorkerContext {
+ public:
+  WorkerExecutor(const CompressionCost& cost, uint64_t seed, FlushRecord& record)
+      : cost_(cost), seed_(seed), record_(record) {}
+
+  // Binds to worker W's streams for iteration IT; FIRST marks the reference worker.
+  void bind(int w, int it, WorkerStreams& streams, bool first);
+  // Runs a backward kernel of DURATION (already scaled) on the compute stream;
+  // a busy side stream slows it (CompressionConfig::side_stream_contention).
+  TimeNs run_backward(TimeNs duration);
+  size_t flushes() const { return flushes_; }
+
+  policy::CompressionOutcome compress(const policy::CompressionRequest& request, TimeNs now) override;
+  void flush(const policy::Bucket& bucket, TimeNs when) override;
+
+ private:
+  int64_t selected_count(const policy::CompressionRequest& request) const;
+
+  const CompressionCost& cost_;
+  uint64_t seed_;
+  FlushRecord& record_;
+  WorkerStreams* streams_ = nullptr;
+  int worker_ = 0, iteration_ = 0;
+  bool first_ = true;
+  size_t flushes_ = 0;
+  TimeNs pending_compression_ = 0;
+};
+
+}  // namespace sparsefuse::sim
