@@ -143,10 +143,6 @@ void SparseScheme::plan_dense_and_cpu(const CostEstimator& cost) {
   const int L = model_.size();
   plan_.dense.assign(L, false);
   plan_.on_cpu.assign(L, false);
-  if (options_.density >= 1.0) {
-    plan_.dense.assign(L, true);
-    return;
-  }
   std::vector<int> counts;
   for (const auto& b : plan_.buffers) counts.push_back(b.end - b.first);
   if (options_.placement == "selective") {
@@ -281,7 +277,7 @@ class SparseWorker : public WorkerPolicy {
     const auto& buffer = plan_.buffers[b];
     if (t == buffer.first) state_ = {};
     const int64_t n = model_.elements[t];
-    const bool sparse_ahead = options_.density < 1.0 && options_.placement != "behind";
+    const bool sparse_ahead = options_.placement != "behind";
     if (sparse_ahead && !plan_.dense[t]) {
       CompressionOutcome out = context.compress(tensor_request(t), now);
       state_.sparse_ready = std::max(state_.sparse_ready, out.done);
@@ -340,13 +336,15 @@ class SparseWorker : public WorkerPolicy {
     bucket.sent_elements = sent;
     bucket.collective = collective;
     bucket.alignment = collective == Collective::kAllgather ? alignment_ : Alignment::kFixed;
-    bucket.bytes_per_worker = sent * (collective == Collective::kAllgather ? 8 : 4);
+    // fp32 values plus int32 indices; a selection of every element needs no
+    // indices, so it travels as a dense allgather would.
+    bucket.bytes_per_worker = sent * (collective == Collective::kAllgather && sent < elements ? 8 : 4);
     return bucket;
   }
 
   void flush_buffer(int b, TimeNs now, WorkerContext& context) {
     const auto& buffer = plan_.buffers[b];
-    if (options_.density >= 1.0) {  // the seed's dense path: allreduce the fused buffer
+    if (options_.density >= 1.0 && options_.placement == "behind") {  // the seed's dense path: allreduce the buffer
       context.flush(make_bucket(buffer, Collective::kAllreduce, state_.dense_elements, state_.dense_elements,
                                 state_.dense_elements), now);
       return;

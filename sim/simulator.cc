@@ -8,6 +8,7 @@
 
 #include "policy/gradient_model.h"
 #include "policy/presets.h"
+#include "sim/alignment.h"
 #include "sim/communication.h"
 #include "sim/estimates.h"
 #include "sim/intervals.h"
@@ -23,66 +24,6 @@ using policy::Alignment;
 using policy::Collective;
 
 TimeNs scaled(TimeNs nominal, double scale) { return TimeNs(std::llround(double(nominal) * scale)); }
-
-CollectiveCost plus(CollectiveCost a, CollectiveCost b) {
-  return {a.latency_ns + b.latency_ns, a.transfer_ns + b.transfer_ns};
-}
-
-// Contributions of all workers to one operation.
-struct Contributions {
-  int64_t sum = 0, min = INT64_MAX, max = 0;
-};
-
-// The receiver of the seed code splits a variable-size gather into P equal
-// slices of floor(total/P) pairs, drops the remainder, and within a slice a
-// duplicate index overwrites instead of adding. Pairs of different workers
-// that land in one slice collide with probability 1/n each (independent,
-// uniformly spread indices), so a slice holding a_i pairs of worker i loses
-// about sum_{i<j} a_i a_j / n contributions.
-double equal_slices_loss(const std::vector<int64_t>& pairs, int64_t elements) {
-  const int64_t P = int64_t(pairs.size());
-  int64_t total = std::accumulate(pairs.begin(), pairs.end(), int64_t(0));
-  int64_t slice = total / P;
-  double lost = double(total - slice * P);
-  if (slice == 0) return double(total);
-  size_t worker = 0;
-  int64_t worker_end = pairs[0], position = 0;
-  for (int64_t j = 0; j < P; ++j) {
-    int64_t slice_end = (j + 1) * slice;
-    double sum = 0, sum_sq = 0;
-    while (position < slice_end) {
-      while (position >= worker_end) worker_end += pairs[++worker];
-      int64_t take = std::min(worker_end, slice_end) - position;
-      sum += double(take);
-      sum_sq += double(take) * double(take);
-      position += take;
-    }
-    lost += (sum * sum - sum_sq) / 2 / double(elements);
-  }
-  return lost;
-}
-
-CollectiveCost operation_cost(const FlatNetwork& network, const policy::Bucket& b, const Contributions& c) {
-  if (b.collective != Collective::kAllgather) return network.collective_cost(b.collective, c.max);
-  switch (b.alignment) {
-    case Alignment::kFixed:
-      return c.min == c.max ? network.collective_cost(Collective::kAllgather, c.max)
-                            : network.allgatherv_cost(c.sum, c.min);
-    case Alignment::kExchangeCounts:  // a small allgather of counts, then the variable-size gather
-      return plus(network.collective_cost(Collective::kAllgather, 8), network.allgatherv_cost(c.sum, c.min));
-    case Alignment::kPadToMax:  // agree on the maximum, then everyone sends that much
-      return plus(network.collective_cost(Collective::kAllreduce, 8), network.collective_cost(Collective::kAllgather, c.max));
-    case Alignment::kEqualSlices:  // sizes come with the gather (Horovod negotiates them)
-      return network.allgatherv_cost(c.sum, c.min);
-  }
-  return {};
-}
-
-// Bytes a worker puts on the wire for an operation it contributed OWN to.
-int64_t bytes_sent(const policy::Bucket& b, const Contributions& c, int64_t own) {
-  if (b.collective == Collective::kAllgather && b.alignment == Alignment::kPadToMax) return c.max;
-  return own;
-}
 
 }  // namespace
 
@@ -218,8 +159,7 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
       Contributions& c = contributions[k];
       for (int w = 0; w < W; ++w) {
         op.all_posted = std::max(op.all_posted, record.posts[w * K + k]);
-        int64_t b = record.bytes[w * K + k];
-        c.sum += b, c.min = std::min(c.min, b), c.max = std::max(c.max, b);
+        c.add(record.bytes[w * K + k]);
       }
       op.cost = operation_cost(network, op.bucket, c);
     }
@@ -260,7 +200,7 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
         compress_time[k] += double(record.compression[w * K + k]);
         int64_t own = record.bytes[w * K + k];
         sent[k] += double(own) / (ops[k].bucket.collective == Collective::kAllgather ? 8.0 : 4.0);
-        bytes_sum += double(bytes_sent(ops[k].bucket, contributions[k], own));
+        bytes_sum += double(bytes_on_wire(ops[k].bucket, contributions[k], own));
       }
       // The tail between backward end and optimizer start: exposed
       // communication while a collective runs, exposed compression while only

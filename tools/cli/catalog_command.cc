@@ -30,8 +30,9 @@ int run_models(const Args& args) {
 int run_presets(const Args& args) {
   if (!no_arguments(args, "usage: sparsefuse presets  (list scheme presets and their knobs)")) return 0;
   for (const auto& p : policy::preset_catalog()) {
-    std::cout << fmt::format("{:<10} {}\n", p.name, p.summary);
-    if (!p.defaults.empty()) std::cout << fmt::format("{:<10} knobs: {}\n", "", p.defaults.dump());
+    std::cout << fmt::format("{:<16} {}\n", p.name, p.summary);
+    if (!p.deviation.empty()) std::cout << fmt::format("{:<16} deviates: {}\n", "", p.deviation);
+    if (!p.defaults.empty()) std::cout << fmt::format("{:<16} knobs: {}\n", "", p.defaults.dump());
   }
   return 0;
 }

@@ -1,0 +1,123 @@
+// Sparse scenarios derived on paper, matched to the nanosecond. Fixture
+// tests/data/tiny3.json: tensors a, b, c of 250 elements (b is [10, 25]),
+// ready 1000, 2000, 3000 ns after backward start; forward 1000 ns, optimizer
+// 500 ns. Network: alpha = 1 us, 1 ns per byte. Compression: every kernel
+// takes 1 us (tests/data/profile-unit.json); decompression at 1 byte/ns.
+#include <gtest/gtest.h>
+
+#include "sim/alignment.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+
+namespace sparsefuse::sim {
+namespace {
+
+SimResult run_tiny(Json scheme, int workers = 2) {
+  Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
+              {"workers", workers},
+              {"warmup_iterations", 0},
+              {"iterations", 1},
+              {"scheme", scheme},
+              {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
+              {"compression", {{"profile", "tests/data/profile-unit.json"}, {"gpu_memory_gbytes_per_s", 1.0}}}};
+  return simulate(parse_scenario(doc, ""));
+}
+
+Json layerwise(const char* alignment) {
+  return {{"preset", "topk-layerwise"}, {"density", 0.04}, {"error_feedback", "none"}, {"alignment", alignment}};
+}
+
+// Per-tensor top-k, k = floor(250 * 0.04) = 10 pairs = 80 B per worker.
+// Each tensor: its kernel (1000 ns), then 1000 ns of inline compression:
+// flushes at 3000, 5000, 7000; backward ends 7000. Allgather (p = 2):
+// 1000 + 80 = 1080 -> [3000, 4080], [5000, 6080], [7000, 8080].
+// Decompression: (4*250 + 8*20) B at 1 B/ns = 1160 -> last [8080, 9240].
+// Optimizer [9240, 9740]. Tail 7000..9240: 1080 exposed communication, 1160
+// exposed decompression (the earlier one overlaps the last allgather).
+TEST(SparseHandComputed, LayerwiseTopkFixedCounts) {
+  SimResult r = run_tiny(layerwise("fixed-k"));
+  EXPECT_EQ(r.iteration_ns[0], 9740);
+  ASSERT_EQ(r.buckets.size(), 3u);
+  for (const auto& b : r.buckets) {
+    EXPECT_EQ(b.bucket.bytes_per_worker, 80);
+    EXPECT_EQ(b.sent_elements, 10);
+    EXPECT_DOUBLE_EQ(b.duration_s, 1080e-9);
+    EXPECT_DOUBLE_EQ(b.decompression_s, 1160e-9);
+    EXPECT_DOUBLE_EQ(b.compression_s, 1000e-9);
+    EXPECT_DOUBLE_EQ(b.sync_wait_s, 0);
+  }
+  EXPECT_NEAR(r.breakdown.backward, 3000e-9, 1e-15);
+  EXPECT_NEAR(r.breakdown.compression, (3000 + 1160) * 1e-9, 1e-15);
+  EXPECT_NEAR(r.breakdown.communication_exposed, 1080e-9, 1e-15);
+  EXPECT_NEAR(r.breakdown.sync_wait, 0, 1e-15);
+  EXPECT_DOUBLE_EQ(r.bytes_sent_per_worker, 240);
+}
+
+// Exchange counts: an allgather of 8-byte counts (1000 + 8) before the
+// variable-size gather (1000 + (160 - 80)): 2088 per tensor.
+// [3000, 5088], [5088, 7176], [7176, 9264]; decompression [9264, 10424];
+// optimizer ends 10924.
+TEST(SparseHandComputed, ExchangeCountsCostsOneMoreRound) {
+  SimResult r = run_tiny(layerwise("exchange-counts"));
+  EXPECT_EQ(r.iteration_ns[0], 10924);
+  EXPECT_DOUBLE_EQ(r.buckets[1].sync_wait_s, 88e-9);  // posted 5000, started 5088
+}
+
+// Pad to max: an allreduce of the count (2000 + 8) before an allgather of the
+// largest contribution (1080): 3088 per tensor. [3000, 6088], [6088, 9176],
+// [9176, 12264]; decompression [12264, 13424]; optimizer ends 13924.
+TEST(SparseHandComputed, PadToMaxAgreesOnTheMaximumFirst) {
+  EXPECT_EQ(run_tiny(layerwise("pad-to-max")).iteration_ns[0], 13924);
+}
+
+// ADTopk: a and c are 1-D, so dense (all 250 values, no indices needed:
+// 1000 B); b = [10, 25] keeps k1 = max(1, floor(25 * 0.04)) = 1 per row: 10
+// pairs = 80 B. Only b is compressed.
+TEST(SparseHandComputed, AdtopkPerRowCounts) {
+  SimResult r = run_tiny({{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}});
+  ASSERT_EQ(r.buckets.size(), 3u);
+  EXPECT_EQ(r.buckets[0].bucket.bytes_per_worker, 1000);
+  EXPECT_EQ(r.buckets[1].bucket.bytes_per_worker, 80);
+  EXPECT_EQ(r.buckets[1].sent_elements, 10);
+  EXPECT_EQ(r.buckets[2].bucket.bytes_per_worker, 1000);
+  EXPECT_DOUBLE_EQ(r.buckets[0].compression_s, 0);
+  EXPECT_DOUBLE_EQ(r.buckets[1].compression_s, 1000e-9);
+  EXPECT_EQ(r.plan["dense_tensors"], 2);
+  EXPECT_EQ(r.plan["adtopk_rows_covered"], 1.0);
+}
+
+// Allgather volumes by alignment, p = 2, contributions of 80 and 240 bytes.
+TEST(SparseHandComputed, AlignmentCosts) {
+  NetworkConfig config;
+  config.latency_us = 1;
+  config.bandwidth_gbps = 8;
+  FlatNetwork two(config, 2);
+  Contributions c;
+  c.add(80);
+  c.add(240);
+  policy::Bucket b;
+  b.collective = policy::Collective::kAllgather;
+  b.alignment = policy::Alignment::kExchangeCounts;
+  EXPECT_EQ(operation_cost(two, b, c).total(), 1008 + 1000 + 240);  // counts, then 320 - 80 bytes
+  b.alignment = policy::Alignment::kPadToMax;
+  EXPECT_EQ(operation_cost(two, b, c).total(), 2008 + 1000 + 240);
+  EXPECT_EQ(bytes_on_wire(b, c, 80), 240);
+  b.alignment = policy::Alignment::kEqualSlices;
+  EXPECT_EQ(operation_cost(two, b, c).total(), 1000 + 240);
+  EXPECT_EQ(bytes_on_wire(b, c, 80), 80);
+}
+
+// Equal slices: counts [10, 30] -> slices of 20: slice 0 holds 10 + 10 pairs of
+// two workers (100 cross pairs), slice 1 only worker 1's. n = 1000: 0.1 lost.
+// Counts [5, 7, 10]: total 22, slices of 7, 1 pair of tail dropped; slice 0 =
+// 5 (w0) + 2 (w1), slice 1 = 5 (w1) + 2 (w2), slice 2 = 7 (w2): 10 + 10 cross
+// pairs.
+TEST(SparseHandComputed, EqualSlicesLoss) {
+  EXPECT_DOUBLE_EQ(equal_slices_loss({10, 30}, 1000), 0.1);
+  EXPECT_DOUBLE_EQ(equal_slices_loss({5, 7, 10}, 1000), 1 + 20.0 / 1000);
+  EXPECT_DOUBLE_EQ(equal_slices_loss({8, 8, 8, 8}, 1000), 0);  // aligned: nothing lost
+  EXPECT_DOUBLE_EQ(equal_slices_loss({1, 0, 0}, 1000), 1);     // fewer pairs than slices
+}
+
+}  // namespace
+}  // namespace sparsefuse::sim
