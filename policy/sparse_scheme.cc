@@ -154,7 +154,10 @@ void SparseScheme::plan_dense_and_cpu(const CostEstimator& cost) {
       int64_t n = model_.elements[t];
       int64_t k = is_adtopk(options_.sparsifier) ? adtopk_count(n, model_.row_length[t], options_.density)
                                                  : exact_count(n, options_.density);
-      TimeNs dense = cost.collective_ns(Collective::kAllreduce, 4 * n);
+      // A dense tensor is allreduced with hybrid collectives, else it rides
+      // in the allgather as values.
+      TimeNs dense = options_.hybrid ? cost.collective_ns(Collective::kAllreduce, 4 * n)
+                                     : cost.collective_ns(Collective::kAllgather, 4 * n);
       TimeNs sparse = cost.compression_ns(options_.sparsifier, n, options_.density) +
                       cost.collective_ns(Collective::kAllgather, 8 * k);
       plan_.dense[t] = dense <= sparse;

@@ -27,7 +27,8 @@ struct SparseOptions {
   // Where sparsification sits: "behind" (one selection over the fused
   // buffer), "ahead" (per tensor before fusion), "selective" (SSFusion: the
   // small tensors of each buffer stay dense), "partial" (ADTopk-P: a tensor
-  // stays dense when compressing it cannot pay for itself).
+  // stays dense when compressing and gathering its selection costs more than
+  // sending it dense by the collective it would use).
   std::string placement = "ahead";
   Sparsifier sparsifier = Sparsifier::kTopk;
   double density = 0.01;

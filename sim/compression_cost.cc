@@ -124,8 +124,9 @@ static Json load_profile_document(const std::string& name, const std::string& ba
   return load_json_file(file);
 }
 
-CompressionCost::CompressionCost(const CompressionConfig& config, const std::string& base_dir)
-    : config_(config), unpack_bytes_per_ns_(config.gpu_memory_gbytes_per_s) {
+CompressionCost::CompressionCost(const CompressionConfig& config, const std::string& base_dir,
+                                 const std::string& scenario_file)
+    : config_(config), unpack_bytes_per_ns_(config.gpu_memory_gbytes_per_s), scenario_file_(scenario_file) {
   if (config.profile == "seed-8node") {
     seed_tables_ = true;
     gpu_source_ = "seed-8node (seed code tables, schemes.md §1.2)";
@@ -141,8 +142,7 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
   const bool builtin = std::any_of(builtin_profile_table().begin(), builtin_profile_table().end(),
                                    [&](const EmbeddedJson& e) { return e.name == cpu_name; });
   if (builtin || !config.cpu_profile.empty()) {
-    std::string cpu_file;
-    load_profile_curves(load_profile_document(cpu_name, base_dir, cpu_file), cpu_file, cpu_);
+    load_profile_curves(load_profile_document(cpu_name, base_dir, cpu_source_), cpu_source_, cpu_);
   }
 }
 
@@ -180,13 +180,13 @@ TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density) c
 
 TimeNs CompressionCost::cpu_ns(Sparsifier s, int64_t elements, double density) const {
   if (cpu_.empty()) {
-    throw InputError("", "/compression/cpu_profile",
+    throw InputError(scenario_file_, "/compression/cpu_profile",
                      "CPU offload needs CPU cost curves: give a profile measured with "
                      "`sparsefuse profile-kernels --device cpu`");
   }
   double copies_bytes = 4.0 * double(elements) + 8.0 * double(policy::exact_count(elements, density));
   double copy_ns = copies_bytes / config_.pcie_gbytes_per_s;
-  return TimeNs(std::llround(curve_for(cpu_, s, "cpu profile").time_us(elements, density) * 1e3 + copy_ns));
+  return TimeNs(std::llround(curve_for(cpu_, s, cpu_source_).time_us(elements, density) * 1e3 + copy_ns));
 }
 
 TimeNs CompressionCost::error_feedback_ns(int64_t elements) const {

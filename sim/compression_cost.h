@@ -46,8 +46,9 @@ struct CompressionConfig {
 
 class CompressionCost {
  public:
-  // Loads the profiles named by CONFIG; relative paths resolve against BASE_DIR.
-  CompressionCost(const CompressionConfig& config, const std::string& base_dir);
+  // Loads the profiles named by CONFIG; relative paths resolve against
+  // BASE_DIR. SCENARIO_FILE names the scenario in error messages.
+  CompressionCost(const CompressionConfig& config, const std::string& base_dir, const std::string& scenario_file);
 
   TimeNs gpu_ns(policy::Sparsifier s, int64_t elements, double density) const;
   // One CPU thread, plus the copies: 4n bytes down, 8 bytes per selected element up.
@@ -64,7 +65,8 @@ class CompressionCost {
   bool seed_tables_ = false;
   std::map<policy::Sparsifier, CostCurve> gpu_, cpu_;
   double unpack_bytes_per_ns_;
-  std::string gpu_source_;
+  std::string gpu_source_, cpu_source_;
+  std::string scenario_file_;
 };
 
 // Reads the "compression" curves of a profile file into CURVES; returns the

@@ -41,7 +41,7 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   const TimeNs forward_ns = scaled(scenario.trace.forward_ns, compute_scale);
   const TimeNs optimizer_ns = scaled(scenario.trace.optimizer_ns, compute_scale);
   FlatNetwork network(scenario.network, W);
-  CompressionCost compression(scenario.compression, scenario.base_dir());
+  CompressionCost compression(scenario.compression, scenario.base_dir(), scenario.file);
   SimulatorEstimates estimates(network, compression);
   std::unique_ptr<policy::Scheme> scheme = policy::build_scheme(scenario.scheme, model, estimates);
   std::unique_ptr<policy::Coordinator> coordinator = scheme->make_coordinator();
