@@ -14,5 +14,7 @@ int run_compare(const Args& args);
 int run_models(const Args& args);
 int run_presets(const Args& args);
 int run_sweep(const Args& args);
+int run_plot(const Args& args);
+int run_report(const Args& args);
 
 }  // namespace sparsefuse::cli

@@ -18,6 +18,8 @@ commands:
   sweep SCENARIO.json      run a grid of scenario variants (threads, mpirun, resumable); write results.csv
   models                   list built-in model traces
   presets                  list scheme presets and their knobs
+  plot RESULTS_DIR         draw figures (PNG, PDF, JSON data) from the result.json files under a directory
+  report RESULTS_DIR       write report.md and report.html: tables, ranking in words, figures
 
 'sparsefuse COMMAND --help' describes each command.)";
 
@@ -27,7 +29,7 @@ int main(int argc, char** argv) {
   using namespace sparsefuse::cli;
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
-      {"sweep", run_sweep}};
+      {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage << "\n";
     return argc < 2 ? 2 : 0;

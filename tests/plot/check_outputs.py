@@ -1,0 +1,338 @@
+"""Checks the outputs of `sparsefuse plot` / `sparsefuse report` against the inputs.
+
+- every figure in index.json has a PNG of 1600x1000 pixels (read from the PNG
+  header), a PDF and a JSON sidecar;
+- the sidecars' plotted series equal the numbers in the result.json files
+  (and timeline.json) they name, and speedups equal baseline mean / mean;
+- a preset has one colour in every figure;
+- every link and image in report.md and report.html resolves (the HTML inlines
+  its PNGs as data: URIs, which must decode to PNGs of the same size);
+- the ranking names the fastest scheme of each model and scale.
+Python 3 standard library only. Exits 1 with a list of failures.
+"""
+import argparse
+import base64
+import html.parser
+import json
+import os
+import re
+import struct
+import sys
+from urllib.parse import unquote
+
+WIDTH, HEIGHT = 1600, 1000
+failures = []
+
+
+def fail(message):
+    failures.append(message)
+
+
+def png_size(data):
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", data[16:24])
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def find_results(root):
+    out = {}
+    for directory, _, files in os.walk(root):
+        if "result.json" in files:
+            path = os.path.join(directory, "result.json")
+            out[os.path.realpath(path)] = load(path)
+    return out
+
+
+def source(results_dir, rel):
+    """A sidecar names a result as '<basename of RESULTS_DIR>/<path below it>'."""
+    parent = os.path.dirname(os.path.abspath(results_dir.rstrip("/")))
+    path = os.path.realpath(os.path.join(parent, rel))
+    if not os.path.isfile(path):
+        fail(f"sidecar source {rel} does not exist")
+        return None
+    return load(path)
+
+
+def preset(r):
+    scheme = r["scenario"]["scheme"]
+    return scheme if isinstance(scheme, str) else scheme["preset"]
+
+
+def same(a, b, what):
+    if a != b:
+        fail(f"{what}: sidecar has {a!r}, result.json has {b!r}")
+
+
+def baseline_mean(results, r, baseline):
+    matches = [x for x in results.values() if preset(x) == baseline and x["scenario"]["model"] == r["scenario"]["model"]
+               and x["scenario"]["workers"] == r["scenario"]["workers"]
+               and x["scenario"]["network"] == r["scenario"]["network"]]
+    means = {m["iteration_time_s"]["mean"] for m in matches}
+    if len(means) != 1:
+        return None
+    return means.pop()
+
+
+def check_speedup(value, r, results, baseline, what):
+    base = baseline_mean(results, r, baseline)
+    want = None if base is None else base / r["iteration_time_s"]["mean"]
+    if (value is None) != (want is None) or (want is not None and abs(value - want) > 1e-12 * want):
+        fail(f"{what}: speedup {value} != {want}")
+
+
+def check_figures(args, results):
+    index = load(os.path.join(args.figures, "index.json"))
+    kinds = {f["kind"] for f in index["figures"]}
+    for kind in args.expect_kinds.split(","):
+        if kind not in kinds:
+            fail(f"no {kind} figure in {args.figures}/index.json (have {sorted(kinds)})")
+    colors = {}
+    for entry in index["figures"]:
+        name = entry["name"]
+        for key in ("png", "pdf", "json"):
+            if not os.path.isfile(os.path.join(args.figures, entry[key])):
+                fail(f"{name}: {entry[key]} missing")
+        with open(os.path.join(args.figures, entry["png"]), "rb") as f:
+            size = png_size(f.read(32))
+        if size != (WIDTH, HEIGHT):
+            fail(f"{entry['png']}: {size}, expected {WIDTH}x{HEIGHT} pixels")
+        with open(os.path.join(args.figures, entry["pdf"]), "rb") as f:
+            if f.read(5) != b"%PDF-":
+                fail(f"{entry['pdf']}: not a PDF")
+        side = load(os.path.join(args.figures, entry["json"]))
+        if not side.get("caption") or "trace: analytic" not in side["caption"]:
+            fail(f"{name}: caption lacks the trace provenance: {side.get('caption')!r}")
+        check = CHECKS[side["kind"]]
+        check(args, results, side, colors)
+    if args.sparse:
+        partitions = [load(os.path.join(args.figures, e["json"])) for e in index["figures"] if e["kind"] == "partition"]
+        if not partitions or partitions[0].get("panels", [None])[0] != "elements":
+            fail("sparse results: the partition figure lacks the dense/sparsified panel")
+
+
+def note_color(colors, preset_name, color, where):
+    if colors.setdefault(preset_name, color) != color:
+        fail(f"{where}: {preset_name} drawn in {color}, elsewhere in {colors[preset_name]}")
+
+
+def check_scaling(args, results, side, colors):
+    if side["baseline"] != args.baseline:
+        fail(f"{side['figure']}: baseline {side['baseline']}, expected {args.baseline}")
+    points = 0
+    for s in side["series"]:
+        note_color(colors, s["preset"], s["color"], side["figure"])
+        for i, rel in enumerate(s["sources"]):
+            r = source(args.results, rel)
+            if r is None:
+                continue
+            what = f"{side['figure']} {s['label']} #{i}"
+            same(s["workers"][i], r["scenario"]["workers"], what + " workers")
+            same(s["throughput_samples_per_s"][i], r["throughput_samples_per_s"], what + " throughput")
+            same(s["iteration_time_mean_s"][i], r["iteration_time_s"]["mean"], what + " mean")
+            same(s["preset"], preset(r), what + " preset")
+            check_speedup(s["speedup"][i], r, results, args.baseline, what)
+            points += 1
+    models = {r["scenario"]["model"] for r in results.values()}
+    if side["model"] not in models:
+        fail(f"{side['figure']}: unknown model {side['model']}")
+    # Every result of the model is plotted, once per (scheme, scale, variant).
+    expected = {(preset(r), r["scenario"]["workers"], json.dumps(r["scenario"]["network"], sort_keys=True))
+                for r in results.values() if r["scenario"]["model"] == side["model"]}
+    if points != len(expected):
+        fail(f"{side['figure']}: {points} points plotted, {len(expected)} distinct results")
+
+
+def check_speedup_bars(args, results, side, colors):
+    for s in side["series"]:
+        for i, rel in enumerate(s["sources"]):
+            r = source(args.results, rel)
+            if r is None:
+                continue
+            what = f"speedup-bars {s['label']} #{i}"
+            same(s["iteration_time_mean_s"][i], r["iteration_time_s"]["mean"], what)
+            check_speedup(s["speedup"][i], r, results, args.baseline, what)
+            scales = sorted({x["scenario"]["workers"] for x in results.values()
+                             if x["scenario"]["model"] == r["scenario"]["model"]})
+            want = args.workers if args.workers else scales[-1]
+            same(s["workers"][i], want, what + " scale")
+
+
+def check_breakdown(args, results, side, colors):
+    for panel in side["panels"]:
+        for s in panel["series"]:
+            r = source(args.results, s["source"])
+            if r is None:
+                continue
+            note_color(colors, s["preset"], s["color"], side["figure"])
+            what = f"{side['figure']} {panel['workers']} {s['label']}"
+            same(s["breakdown_s"], r["breakdown_s"], what + " breakdown")
+            same(s["iteration_time_mean_s"], r["iteration_time_s"]["mean"], what + " mean")
+            same(panel["workers"], r["scenario"]["workers"], what + " workers")
+
+
+def check_partition(args, results, side, colors):
+    for s in side["series"]:
+        r = source(args.results, s["source"])
+        if r is None:
+            continue
+        note_color(colors, s["preset"], s["color"], side["figure"])
+        same(len(s["buckets"]), len(r["buckets"]), f"partition {s['label']} bucket count")
+        for plotted, bucket in zip(s["buckets"], r["buckets"]):
+            for key in ("tensors", "bytes_per_worker", "elements", "dense_elements", "sent_elements"):
+                if key in bucket or key in plotted:
+                    same(plotted.get(key), bucket.get(key), f"partition {s['label']} bucket {plotted['index']} {key}")
+        same(s["bytes_sent_per_worker"], float(sum(b["bytes_per_worker"] for b in r["buckets"])),
+             f"partition {s['label']} total bytes")
+
+
+def check_timeline(args, results, side, colors):
+    parent = os.path.dirname(os.path.abspath(args.results.rstrip("/")))
+    trace = load(os.path.join(parent, side["timeline"]))
+    events = {(e["pid"], e["name"], e["ts"], e["dur"]) for e in trace["traceEvents"] if e.get("ph") == "X"}
+    shown = side["workers_shown"]
+    if not 1 <= len(shown) <= 4:
+        fail(f"{side['figure']}: shows {len(shown)} workers")
+    plotted = set()
+    for lane in side["lanes"]:
+        for span in lane["spans"]:
+            key = (lane["worker"], span["name"], span["ts_us"], span["dur_us"])
+            if key not in events:
+                fail(f"{side['figure']}: span {key} not in the timeline")
+            plotted.add(key)
+            if abs(span["start_ms"] - (span["ts_us"] - side["origin_us"]) / 1e3) > 1e-9 or \
+                    abs(span["duration_ms"] - span["dur_us"] / 1e3) > 1e-9:
+                fail(f"{side['figure']}: span {key} misplaced")
+    wanted = {e for e in events if e[0] in shown}
+    if plotted != wanted:  # the timeline holds one iteration, so every span of the shown workers is drawn
+        fail(f"{side['figure']}: drew {len(plotted)} spans, the timeline has {len(wanted)} for workers {shown}")
+
+
+def check_heatmap(args, results, side, colors):
+    metric = "throughput_samples_per_s" if args.metric == "throughput" else "iteration_time_s.mean"
+    same(side["metric"], metric, "heatmap metric")
+    for cell in side["cells"]:
+        r = source(args.results, cell["source"])
+        if r is None:
+            continue
+        value = r["throughput_samples_per_s"] if args.metric == "throughput" else r["iteration_time_s"]["mean"]
+        same(cell["value"], value, f"heatmap cell {cell['source']}")
+        node = r["scenario"]
+        for part in side["x_key"].split("."):
+            node = node[part]
+        same(cell["x"], node, f"heatmap x of {cell['source']}")
+        node = r["scenario"]
+        for part in side["y_key"].split("."):
+            node = node[part]
+        same(cell["y"], node, f"heatmap y of {cell['source']}")
+        i, j = side["y_values"].index(cell["y"]), side["x_values"].index(cell["x"])
+        same(side["values"][i][j], value, f"heatmap grid at {cell['y']}, {cell['x']}")
+    if any(v is None for row in side["values"] for v in row):
+        fail(f"{side['figure']}: holes in a complete sweep")
+    sweep_points = len(load(os.path.join(os.path.dirname(os.path.abspath(args.results.rstrip('/'))),
+                                         side["sweep"]))["points"])
+    same(len(side["cells"]), sweep_points, "heatmap cells vs sweep points")
+
+
+CHECKS = {"scaling": check_scaling, "speedup-bars": check_speedup_bars, "breakdown": check_breakdown,
+          "partition": check_partition, "timeline": check_timeline, "heatmap": check_heatmap}
+
+
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links = []
+
+    def handle_starttag(self, tag, attrs):
+        for key, value in attrs:
+            if key in ("href", "src") and value is not None:
+                self.links.append((tag, value))
+
+
+def check_report(args, results):
+    md_path, html_path = os.path.join(args.report, "report.md"), os.path.join(args.report, "report.html")
+    with open(md_path, encoding="utf-8") as f:
+        md = f.read()
+    targets = re.findall(r"\]\(([^)\s]+)\)", md)
+    if not targets:
+        fail("report.md has no links")
+    for target in targets:
+        if not os.path.exists(os.path.join(args.report, unquote(target))):
+            fail(f"report.md: link {target} does not resolve")
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", md)
+    index = load(os.path.join(args.report, "figures", "index.json"))
+    if len(images) != len(index["figures"]):
+        fail(f"report.md shows {len(images)} figures, index.json lists {len(index['figures'])}")
+    parser = Links()
+    with open(html_path, encoding="utf-8") as f:
+        parser.feed(f.read())
+    pngs = 0
+    for tag, value in parser.links:
+        if value.startswith("data:image/png;base64,"):
+            size = png_size(base64.b64decode(value.split(",", 1)[1])[:32])
+            if size != (WIDTH, HEIGHT):
+                fail(f"report.html: inlined image of size {size}")
+            pngs += 1
+        elif re.match(r"^[a-z]+:", value):
+            fail(f"report.html: external link {value}")
+        elif not os.path.exists(os.path.join(args.report, unquote(value))):
+            fail(f"report.html: {tag} {value} does not resolve")
+    if pngs != len(index["figures"]):
+        fail(f"report.html inlines {pngs} figures, index.json lists {len(index['figures'])}")
+    # The ranking names the fastest scheme of each model and scale (dense presets, no ties in these runs).
+    groups = {}
+    for r in results.values():
+        key = (r["scenario"]["model"], r["scenario"]["workers"], json.dumps(r["scenario"]["network"], sort_keys=True))
+        groups.setdefault(key, {})[preset(r)] = r["iteration_time_s"]["mean"]
+    ranked = 0
+    for (model, workers, _), means in groups.items():
+        if len(means) < 2:
+            continue
+        fastest = min(means, key=means.get)
+        ties = [p for p, m in means.items() if (m - means[fastest]) / means[fastest] < 5e-4]
+        if len(ties) > 1:
+            continue
+        ms = means[fastest] * 1e3
+        text = f"{fastest} is fastest ({ms:,.1f} ms/iteration)" if ms >= 10 else f"{fastest} is fastest ({ms:.3g} ms/iteration)"
+        pattern = re.escape(f"At {workers} workers on {model}") + r"[^.]*?, " + re.escape(text)
+        if not re.search(pattern, md):
+            fail(f"report.md lacks '{text}' for {model} at {workers} workers")
+        ranked += 1
+        slowest = max(means, key=means.get)
+        if not re.search(re.escape(f"At {workers} workers on {model}") + r"[^\n]*" + re.escape(slowest)
+                         + r" is slowest[^\n]* because ", md):
+            fail(f"report.md does not explain why {slowest} is slowest at {workers} workers on {model}")
+    if not ranked:
+        fail("no ranking sentence checked")
+    for heading in ("## Scenario", "## Ranking", "## Results", "## Figures"):
+        if heading not in md:
+            fail(f"report.md lacks {heading}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--results", required=True)
+    parser.add_argument("--figures", required=True)
+    parser.add_argument("--report")
+    parser.add_argument("--baseline", required=True)
+    parser.add_argument("--workers", type=int)
+    parser.add_argument("--metric", default="time")
+    parser.add_argument("--expect-kinds", required=True)
+    parser.add_argument("--sparse", action="store_true")
+    args = parser.parse_args()
+    results = find_results(args.results)
+    check_figures(args, results)
+    if args.report:
+        check_report(args, results)
+    for message in failures:
+        print("FAIL:", message)
+    print(f"check_outputs: {len(failures)} failure(s) in {args.figures}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

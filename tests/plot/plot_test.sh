@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Generates a small results directory with the real CLI, runs `sparsefuse
+# plot` and `sparsefuse report` on it from an unrelated working directory,
+# and checks the outputs (check_outputs.py) and the error contract.
+set -uo pipefail
+root="${TEST_SRCDIR:?run under bazel test}/sparsefuse"
+sf=$root/tools/cli/sparsefuse
+scenario=$root/tests/plot/small.json
+check="/usr/bin/python3 $root/tests/plot/check_outputs.py"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_status STATUS PATTERN -- ARGS...: exit status and a fixed string in stderr.
+expect_status() {
+  local want=$1 pattern=$2; shift 3
+  local err status
+  err=$("$sf" "$@" 2>&1 >/dev/null); status=$?
+  [[ $status -eq $want ]] || fail "sparsefuse $* exited $status, expected $want ($err)"
+  [[ "$err" == *"$pattern"* ]] || fail "sparsefuse $*: stderr lacks '$pattern': $err"
+}
+
+# --- a results directory: compare at two scales, a timeline, a two-key sweep
+res=$tmp/results
+for workers in 8 32; do
+  "$sf" compare "$scenario" --schemes horovod,wfbp,ddp,syncea,ssfusion --set workers=$workers \
+    --out "$res/compare-$workers" >/dev/null || fail "compare at $workers workers"
+done
+"$sf" simulate "$scenario" --set scheme=ssfusion --out "$res/timeline-ssfusion" \
+  --timeline "$res/timeline-ssfusion/timeline.json" --timeline-workers 0-5 >/dev/null || fail "simulate --timeline"
+"$sf" sweep "$scenario" --grid workers=4,8,16 --grid network.bandwidth_gbps=10,100 --set scheme=ddp \
+  --out "$res/sweep" -j 2 >/dev/null 2>&1 || fail "sweep"
+
+# --- plot and report from another working directory
+mkdir -p "$tmp/elsewhere" && cd "$tmp/elsewhere" || exit 1
+"$sf" plot "$res" >"$tmp/plot.out" 2>&1 || fail "plot failed: $(cat "$tmp/plot.out")"
+"$sf" report "$res" --out "$tmp/report" >"$tmp/report.out" 2>&1 || fail "report failed: $(cat "$tmp/report.out")"
+$check --results "$res" --figures "$res/figures" --report "$tmp/report" --baseline horovod \
+  --expect-kinds scaling,speedup-bars,breakdown,timeline,partition,heatmap || fail "output checks"
+
+# The same inputs give the same sidecars.
+cp -r "$res/figures" "$tmp/figures-1"
+"$sf" plot "$res" >/dev/null 2>&1 || fail "second plot failed"
+for f in "$tmp"/figures-1/*.json; do
+  cmp -s "$f" "$res/figures/$(basename "$f")" || fail "$(basename "$f") differs between two runs"
+done
+
+# --baseline, --workers and the throughput heatmap; sparse buckets in the partition.
+"$sf" plot "$res" --out "$tmp/fig-options" --baseline wfbp --workers 8 --heatmap-metric throughput \
+  >/dev/null 2>&1 || fail "plot with options failed"
+$check --results "$res" --figures "$tmp/fig-options" --baseline wfbp --workers 8 --metric throughput \
+  --expect-kinds scaling,speedup-bars,breakdown,timeline,partition,heatmap || fail "option output checks"
+mkdir -p "$tmp/sparse" && cp -r "$res/compare-8" "$tmp/sparse/" &&
+  /usr/bin/python3 - "$tmp/sparse/compare-8/syncea/result.json" <<'PY' || fail "making a sparse result"
+import json, sys
+# A stand-in for a sparse scheme: half the elements sent dense, 1% of the rest.
+path = sys.argv[1]
+r = json.load(open(path))
+for b in r["buckets"]:
+    b["dense_elements"] = b["elements"] // 2
+    b["sent_elements"] = b["dense_elements"] + b["elements"] // 200
+json.dump(r, open(path, "w"))
+PY
+"$sf" report "$tmp/sparse" >/dev/null 2>&1 || fail "report on sparse results failed"
+$check --results "$tmp/sparse" --figures "$tmp/sparse/figures" --report "$tmp/sparse" --baseline horovod \
+  --expect-kinds scaling,speedup-bars,breakdown,partition --sparse || fail "sparse output checks"
+
+# --- bad input: exit 2, a message naming the problem, nothing written
+mkdir -p "$tmp/empty/sub"
+expect_status 2 "missing: no such directory" -- plot "$tmp/missing"
+expect_status 2 "missing: no such directory" -- report "$tmp/missing"
+expect_status 2 "no result.json found" -- plot "$tmp/empty"
+expect_status 2 "no result.json found" -- report "$tmp/empty"
+[[ ! -e "$tmp/empty/figures" && ! -e "$tmp/empty/report.md" ]] || fail "bad input wrote output"
+echo '{"format": "sparsefuse-result/1",' > "$tmp/empty/sub/result.json"
+expect_status 2 "result.json: malformed JSON" -- plot "$tmp/empty"
+echo '{"format": "sparsefuse-result/1", "iteration_time_s": {"mean": -1}}' > "$tmp/empty/sub/result.json"
+expect_status 2 "at /iteration_time_s/mean: expected a number > 0" -- plot "$tmp/empty"
+[[ ! -e "$tmp/empty/figures" ]] || fail "bad input wrote figures"
+expect_status 2 "--workers 3: no results at that scale" -- plot "$res" --workers 3 --out "$tmp/nope"
+expect_status 2 '--baseline nope: no such scheme' -- report "$res" --baseline nope --out "$tmp/nope"
+[[ ! -e "$tmp/nope" ]] || fail "bad options wrote output"
+expect_status 2 "expected time or throughput" -- plot "$res" --heatmap-metric fast
+expect_status 2 "unrecognised option" -- plot "$res" --bogus
+# A failing interpreter is an internal error (exit 1).
+SPARSEFUSE_PYTHON=/bin/false expect_status 1 "failed with exit status 1" -- plot "$res" --out "$tmp/nope"
+SPARSEFUSE_PYTHON=$tmp/no-python expect_status 1 "not found or not executable" -- plot "$res" --out "$tmp/nope"
+for command in plot report; do
+  "$sf" $command --help >/dev/null || fail "$command --help exited non-zero"
+done
+ls -a "$res/figures" | grep -q '\.tmp$' && fail "temporary files left in figures/"
+
+if ((failures)); then echo "$failures check(s) failed"; exit 1; fi
+echo "all plot/report checks passed"

@@ -1,0 +1,101 @@
+"""Entry point: `plot RESULTS_DIR [--out DIR]` and `report RESULTS_DIR [--out DIR]`.
+
+Exit status: 0 success, 2 bad input (missing directory, no result.json,
+malformed files, unknown --baseline), 1 anything else.
+"""
+import argparse
+import json
+import os
+import sys
+
+PROG = "sparsefuse"
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog=PROG)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in (("plot", "draw the figures of a results directory"),
+                       ("report", "write report.md and report.html (and the figures) for a results directory")):
+        p = sub.add_parser(name, help=text, prog=f"{PROG} {name}")
+        p.add_argument("results_dir")
+        p.add_argument("--out", help="output directory (plot: RESULTS_DIR/figures; report: RESULTS_DIR)")
+        p.add_argument("--baseline", help="scheme that speedups are relative to (default: the first scheme of "
+                                          "compare.csv, else the first preset in catalogue order)")
+        p.add_argument("--workers", type=int, help="scale of the per-model figures (default: the largest)")
+        p.add_argument("--heatmap-metric", choices=("time", "throughput"), default="time",
+                       help="value of sweep heatmaps: mean iteration time or throughput")
+        p.add_argument("--command-line", help=argparse.SUPPRESS)
+    return parser
+
+
+def _remove_stale(out_dir, keep):
+    """Deletes figures a previous run listed in index.json that this run did not write."""
+    index = os.path.join(out_dir, "index.json")
+    try:
+        with open(index, encoding="utf-8") as f:
+            previous = json.load(f)
+    except (OSError, ValueError):
+        return
+    for entry in previous.get("figures", []) if isinstance(previous, dict) else []:
+        for key in ("png", "pdf", "json"):
+            name = entry.get(key) if isinstance(entry, dict) else None
+            if isinstance(name, str) and name not in keep and os.path.basename(name) == name:
+                try:
+                    os.unlink(os.path.join(out_dir, name))
+                except OSError:
+                    pass
+
+
+def make_figures(rs, out_dir, opts):
+    from sparsefuse_plot import figures, style
+    sidecars = figures.draw_all(rs, out_dir, opts)
+    keep = {s[k] for s in sidecars for k in ("png", "pdf", "figure")} | {s["figure"] + ".json" for s in sidecars}
+    _remove_stale(out_dir, keep)
+    index = {"format": "sparsefuse-figures/1", "results_dir": rs.root, "baseline": rs.baseline,
+             "size_px": list(style.FIG_PX), "dpi": style.DPI,
+             "figures": [{"name": s["figure"], "kind": s["kind"], "title": s["title"], "caption": s["caption"],
+                          "png": s["png"], "pdf": s["pdf"], "json": s["figure"] + ".json"} for s in sidecars],
+             "warnings": rs.warnings}
+    style.write_atomically(os.path.join(out_dir, "index.json"), json.dumps(index, indent=1) + "\n")
+    return sidecars
+
+
+def main(argv):
+    args = _parser().parse_args(argv)
+    from sparsefuse_plot.results import InputProblem, ResultSet
+    from sparsefuse_plot.figures import Options
+    try:
+        rs = ResultSet(args.results_dir, baseline=args.baseline)
+        opts = Options(baseline=args.baseline, workers=args.workers, heatmap_metric=args.heatmap_metric)
+        if args.workers is not None and not any(args.workers in rs.workers_of(m) for m in rs.models):
+            have = sorted({r.workers for r in rs.results})
+            raise InputProblem(f"--workers {args.workers}: no results at that scale; have "
+                               + ", ".join(map(str, have)))
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print(f"{PROG} {args.command}: error: matplotlib is missing from {sys.executable}; "
+                  "install Debian's python3-matplotlib (tools/setup does)", file=sys.stderr)
+            return 1
+        if args.command == "plot":
+            out_dir = args.out or os.path.join(args.results_dir, "figures")
+            sidecars = make_figures(rs, out_dir, opts)
+            for s in sidecars:
+                print(f"wrote {os.path.join(out_dir, s['png'])} (+ .pdf, .json)")
+            print(f"wrote {os.path.join(out_dir, 'index.json')}")
+        else:
+            from sparsefuse_plot import report
+            out_dir = args.out or args.results_dir
+            figures_dir = os.path.join(out_dir, "figures")
+            sidecars = make_figures(rs, figures_dir, opts)
+            written = report.write_report(rs, sidecars, out_dir, "figures", opts,
+                                          args.command_line or f"{PROG} report {args.results_dir}")
+            print(f"wrote {len(sidecars)} figures under {figures_dir}")
+            for path in written:
+                print(f"wrote {path}")
+        for warning in rs.warnings:
+            print(f"{PROG} {args.command}: note: {warning}", file=sys.stderr)
+        return 0
+    except InputProblem as e:
+        print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
+        return 2

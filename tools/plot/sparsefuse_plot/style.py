@@ -1,0 +1,160 @@
+"""One look for every figure: fixed size, scheme colours, captions, atomic saves.
+
+Every figure is FIG_W_IN x FIG_H_IN inches at DPI, i.e. 1600 x 1000 pixels
+as PNG (the layout never uses bbox_inches="tight", which would change it).
+"""
+import json
+import os
+import tempfile
+import textwrap
+import zlib
+
+FIG_W_IN, FIG_H_IN, DPI = 8.0, 5.0, 200
+FIG_PX = (int(FIG_W_IN * DPI), int(FIG_H_IN * DPI))
+
+# Presets in the design's order; each keeps its colour and marker in every figure.
+PRESET_ORDER = [
+    "wfbp", "horovod", "ddp", "syncea", "mgwfbp", "omgs", "fgbuff", "rgmerge", "saf", "safusion-inter",
+    "safusion", "ssfusion", "ssfusion-o", "ssfusion-i", "adtopk", "adtopk-i", "adtopk-p", "adtopk-h",
+    "topk-layerwise", "syncea-topk", "rgmerge-dynamic",
+]
+PRESET_COLORS = {
+    "wfbp": "#1f77b4", "horovod": "#ff7f0e", "ddp": "#2ca02c", "syncea": "#d62728", "mgwfbp": "#9467bd",
+    "omgs": "#8c564b", "fgbuff": "#e377c2", "rgmerge": "#7f7f7f", "saf": "#bcbd22", "safusion-inter": "#17becf",
+    "safusion": "#393b79", "ssfusion": "#637939", "ssfusion-o": "#b5cf6b", "ssfusion-i": "#8c6d31",
+    "adtopk": "#843c39", "adtopk-i": "#d6616b", "adtopk-p": "#7b4173", "adtopk-h": "#a55194",
+    "topk-layerwise": "#6b6ecf", "syncea-topk": "#e7969c", "rgmerge-dynamic": "#9c9ede",
+}
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p"]
+# Presets not in the table get a colour from this list, chosen by a stable hash of the name.
+EXTRA_COLORS = ["#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#6baed6", "#fd8d3c", "#74c476"]
+# Variants of one scheme (a swept setting) differ in line style.
+LINESTYLES = ["-", "--", ":", "-.", (0, (6, 1.5, 1, 1.5, 1, 1.5)), (0, (1, 3)), (0, (9, 2.5)), (0, (3, 1.5, 3, 4))]
+
+# Components of an iteration, in the breakdown and the timeline.
+COMPONENT_COLORS = {
+    "forward": "#a6cee3", "backward": "#1f78b4", "compression": "#33a02c",
+    "communication_exposed": "#e31a1c", "communication": "#e31a1c", "sync_wait": "#fdbf6f", "wait": "#fdbf6f",
+    "optimizer": "#6a3d9a",
+}
+
+
+def preset_rank(preset):
+    return PRESET_ORDER.index(preset) if preset in PRESET_ORDER else len(PRESET_ORDER)
+
+
+def preset_color(preset):
+    if preset in PRESET_COLORS:
+        return PRESET_COLORS[preset]
+    return EXTRA_COLORS[zlib.crc32(preset.encode()) % len(EXTRA_COLORS)]
+
+
+def preset_marker(preset):
+    rank = preset_rank(preset)
+    if rank == len(PRESET_ORDER):
+        rank = zlib.crc32(preset.encode())
+    return MARKERS[rank % len(MARKERS)]
+
+
+def setup_matplotlib():
+    """Imports matplotlib with the Agg backend and the house style; returns pyplot."""
+    if "MPLCONFIGDIR" not in os.environ:
+        config = os.path.join(os.path.expanduser("~"), ".config", "matplotlib")
+        if not (os.path.isdir(config) and os.access(config, os.W_OK)) and not _can_create(config):
+            os.environ["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="sparsefuse-mpl-")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({
+        "font.size": 7.5, "axes.titlesize": 8, "axes.labelsize": 7.5, "xtick.labelsize": 7, "ytick.labelsize": 7,
+        "legend.fontsize": 7, "legend.title_fontsize": 7, "axes.grid": True, "grid.alpha": 0.3,
+        "grid.linewidth": 0.5, "axes.spines.top": False, "axes.spines.right": False, "lines.linewidth": 1.4,
+        "lines.markersize": 4.5, "savefig.dpi": DPI, "figure.dpi": DPI, "pdf.fonttype": 42,
+        "svg.hashsalt": "sparsefuse",
+    })
+    return plt
+
+
+def _can_create(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+        return os.access(path, os.W_OK)
+    except OSError:
+        return False
+
+
+def new_figure(plt, title, caption, nrows=1, ncols=1, *, left=0.09, right=0.97, top=None, bottom=0.12,
+               wspace=0.28, hspace=0.45, sharex=False, sharey=False):
+    """A figure of the fixed size with TITLE and a wrapped CAPTION above the panels."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=(FIG_W_IN, FIG_H_IN), dpi=DPI, squeeze=False,
+                             sharex=sharex, sharey=sharey)
+    fig.text(0.5, 0.975, title, ha="center", va="top", fontsize=10, fontweight="bold")
+    lines = textwrap.wrap(caption, width=150)
+    fig.text(0.5, 0.925, "\n".join(lines), ha="center", va="top", fontsize=6.5, color="#444444",
+             linespacing=1.3)
+    if top is None:
+        top = 0.86 - 0.03 * max(0, len(lines) - 1)
+    fig.subplots_adjust(left=left, right=right, top=top, bottom=bottom, wspace=wspace, hspace=hspace)
+    return fig, axes
+
+
+def write_atomically(path, data):
+    """Writes DATA (bytes or str) to PATH via a temporary file in the same directory."""
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def save_figure(plt, fig, out_dir, name, sidecar):
+    """Writes NAME.png, NAME.pdf and the NAME.json sidecar (the plotted series) into OUT_DIR."""
+    import io
+    files = {}
+    for fmt in ("png", "pdf"):
+        buffer = io.BytesIO()
+        metadata = {"CreationDate": None} if fmt == "pdf" else {"Software": "sparsefuse plot"}
+        fig.savefig(buffer, format=fmt, dpi=DPI, metadata=metadata)
+        write_atomically(os.path.join(out_dir, f"{name}.{fmt}"), buffer.getvalue())
+        files[fmt] = f"{name}.{fmt}"
+    plt.close(fig)
+    sidecar = dict(sidecar)
+    sidecar.update({"figure": name, "png": files["png"], "pdf": files["pdf"], "size_px": list(FIG_PX), "dpi": DPI})
+    write_atomically(os.path.join(out_dir, f"{name}.json"), json.dumps(sidecar, indent=1, sort_keys=True) + "\n")
+    files["json"] = f"{name}.json"
+    return sidecar
+
+
+def slug(text):
+    out = "".join(c if c.isalnum() or c in "._" else "-" for c in text.lower())
+    while "--" in out:
+        out = out.replace("--", "-")
+    return out.strip("-.") or "x"
+
+
+def workers_axis(ax, workers):
+    """Log-2 x axis with a tick at each worker count present."""
+    from matplotlib.ticker import FixedLocator, FixedFormatter, NullLocator
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(workers))
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FixedFormatter([str(w) for w in ticks]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    if len(ticks) == 1:
+        ax.set_xlim(ticks[0] / 1.5, ticks[0] * 1.5)
+    else:
+        ax.set_xlim(ticks[0] / 1.25, ticks[-1] * 1.25)
+    ax.set_xlabel("workers (GPUs, log scale)")
