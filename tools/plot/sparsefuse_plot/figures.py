@@ -33,7 +33,9 @@ def _series_style(rs, r):
             "markerfacecolor": color if index % 2 == 0 else "white"}
 
 
-def _legend(fig, axes_or_handles, labels=None, *, x=0.785, top=0.86, title="scheme"):
+def _legend(fig, axes_or_handles, labels=None, *, x=0.785, top=None, title="scheme"):
+    if top is None:
+        top = fig.subplotpars.top
     if labels is None:
         handles, labels = axes_or_handles.get_legend_handles_labels()
     else:
@@ -111,17 +113,32 @@ def scaling(plt, rs, out_dir, opts):
 # --- 2. speedup bars per model at one scale -----------------------------------
 def speedup_bars(plt, rs, out_dir, opts):
     groups = []
+    left_out = set()
     for model in rs.models:
         scale = rs.chosen_scale(model, opts.workers)
         if scale is not None:
-            groups.append((model, scale, rs.ordered([r for r in rs.for_model(model) if r.workers == scale])))
+            members = [r for r in rs.for_model(model) if r.workers == scale]
+            groups.append((model, scale, rs.ordered(members)))
+    # Series with no baseline at their settings in any group cannot be compared: leave them out.
+    comparable = {r.label for _, _, m in groups for r in m if rs.speedup(r) is not None}
+    left_out = {r.label for _, _, m in groups for r in m} - comparable
+    groups = [(model, scale, [r for r in m if r.label in comparable]) for model, scale, m in groups]
+    groups = [g for g in groups if g[2]]
     if not groups:
         return []
     all_results = [r for _, _, m in groups for r in m]
     scales = sorted({g[1] for g in groups})
     scale_text = f"{scales[0]} workers" if len(scales) == 1 else "the largest scale of each model"
-    caption = rs.caption(all_results, extra=f"bar = mean iteration time of {rs.baseline} / that of the scheme, "
-                                            "same model and scale; n/a: no baseline result at the same settings")
+    note = (f"bar = mean iteration time of {rs.baseline} / that of the scheme, same model, scale and settings; "
+            "n/a: no baseline result at the same settings")
+    if left_out:
+        schemes = []
+        for label in rs.series_order:
+            if label in left_out and rs.by_label(label).scheme_label not in schemes:
+                schemes.append(rs.by_label(label).scheme_label)
+        note += (f"; {len(left_out)} series of {', '.join(schemes)} left out: no {rs.baseline} result at "
+                 "their settings")
+    caption = rs.caption(all_results, extra=note)
     fig, axes = style.new_figure(plt, f"Speedup over {rs.baseline} per model at {scale_text}", caption,
                                  right=0.765, bottom=0.13)
     ax = axes[0][0]
@@ -161,7 +178,8 @@ def speedup_bars(plt, rs, out_dir, opts):
     ax.grid(axis="x", visible=False)
     _legend(fig, [handles[label] for label in slots], [_wrap(label) for label in slots])
     sidecar = {"kind": "speedup-bars", "title": f"Speedup over {rs.baseline} per model", "caption": caption,
-               "baseline": rs.baseline, "series": [series[label] for label in slots]}
+               "baseline": rs.baseline, "series": [series[label] for label in slots],
+               "left_out": [label for label in rs.series_order if label in left_out]}
     return [style.save_figure(plt, fig, out_dir, "speedup-bars", sidecar)]
 
 
@@ -553,6 +571,11 @@ def heatmaps(plt, rs, out_dir, opts, limit_per_sweep=12):
             ax.set_ylabel(_key_label(ky))
             ax.grid(False)
             bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
+            if log:  # plain numbers at 1, 2, 5 x 10^n rather than bare powers of ten
+                from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+                bar.ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+                bar.ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+                bar.ax.yaxis.set_minor_formatter(NullFormatter())
             bar.set_label(("mean iteration time (ms, lower is better" if metric == "time"
                            else "throughput (samples/s, higher is better") + (", log scale)" if log else ")"))
             name = f"heatmap-{sweep_slug}" + (f"-{gi + 1}" if len(groups) > 1 else "")
