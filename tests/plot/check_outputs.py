@@ -297,8 +297,10 @@ def check_report(args, results):
         if len(ties) > 1:
             continue
         ms = means[fastest] * 1e3
-        text = f"{fastest} is fastest ({ms:,.1f} ms/iteration)" if ms >= 10 else f"{fastest} is fastest ({ms:.3g} ms/iteration)"
-        pattern = re.escape(f"At {workers} workers on {model}") + r"[^.]*?, " + re.escape(text)
+        number = f"{ms:,.1f}" if ms >= 10 else f"{ms:.3g}"
+        text = f"{fastest} is fastest ({number} ms/iteration)"
+        pattern = (re.escape(f"At {workers} workers on {model}") + r"[^.]*?, " + re.escape(fastest)
+                   + r"( \(the baseline\))? is fastest " + re.escape(f"({number} ms/iteration)"))
         if not re.search(pattern, md):
             fail(f"report.md lacks '{text}' for {model} at {workers} workers")
         ranked += 1

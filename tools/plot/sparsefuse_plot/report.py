@@ -79,18 +79,19 @@ def ranking_sentence(rs, group, settings=""):
     if len(tied) == len(ranked):
         return (f"{where}, {_names([r.scheme_label for r in tied])} tie "
                 f"({fmt_ms(fastest.mean_s)} ms/iteration).")
+    mark = lambda r: r.scheme_label + (" (the baseline)" if r is base else "")  # noqa: E731
     if len(tied) > 1:
-        text = f"{where}, {_names([r.scheme_label for r in tied])} tie for fastest ({fmt_ms(fastest.mean_s)} ms/iteration)"
+        text = f"{where}, {_names([mark(r) for r in tied])} tie for fastest ({fmt_ms(fastest.mean_s)} ms/iteration)"
     else:
-        text = f"{where}, {fastest.scheme_label} is fastest ({fmt_ms(fastest.mean_s)} ms/iteration)"
+        text = f"{where}, {mark(fastest)} is fastest ({fmt_ms(fastest.mean_s)} ms/iteration)"
     slowest = ranked[-1]
     slow_tied = [r for r in ranked if (slowest.mean_s - r.mean_s) / slowest.mean_s < TIE]
     if base is not None and base not in tied and base not in slow_tied:
         text += f", {base.mean_s / fastest.mean_s:.2f}x faster than the baseline {base.scheme_label}"
     elif base is not None and base in tied:
         runner = ranked[len(tied)]
-        text += (f"; {base.scheme_label} is the baseline, and the runner-up {runner.scheme_label} "
-                 f"({fmt_ms(runner.mean_s)} ms) takes {runner.mean_s / fastest.mean_s:.2f}x as long")
+        text += (f"; the runner-up {runner.scheme_label} ({fmt_ms(runner.mean_s)} ms) takes "
+                 f"{runner.mean_s / fastest.mean_s:.2f}x as long")
     subject = _names([r.scheme_label for r in slow_tied])
     if base is not None and base in slow_tied:
         subject = ("the baseline " if len(slow_tied) == 1 else "") + subject
