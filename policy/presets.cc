@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "policy/adaptive.h"
 #include "policy/horovod.h"
 #include "policy/partition.h"
 #include "policy/sparse_scheme.h"
@@ -147,12 +148,19 @@ SchemeConfig parse_scheme_config(const JsonNode& node, const Json& inherited) {
   for (auto it = inherited.begin(); it != inherited.end(); ++it) {
     if (config.resolved.contains(it.key())) config.resolved[it.key()] = it.value();
   }
+  config.resolved["replan_every"] = 0;  // every preset can be made adaptive
   if (!named) {
-    std::vector<std::string> allowed = {"preset"};
+    std::vector<std::string> allowed = {"preset", "replan_every"};
     for (auto it = preset.defaults.begin(); it != preset.defaults.end(); ++it) allowed.push_back(it.key());
     node.check_keys(allowed);
     for (auto it = preset.defaults.begin(); it != preset.defaults.end(); ++it) {
       if (auto value = node.optional_child(it.key())) config.resolved[it.key()] = checked_knob(it.key(), *value, it.value());
+    }
+    if (auto value = node.optional_child("replan_every")) {
+      if (preset.name == "horovod" || preset.name == "rgmerge-dynamic") {
+        value->fail("\"replan_every\" needs a static partition; " + preset.name + " negotiates its buffers every cycle");
+      }
+      config.resolved["replan_every"] = value->as_int(0, 1 << 30);
     }
   }
   config.resolved["preset"] = config.preset;
@@ -180,6 +188,7 @@ std::unique_ptr<Scheme> build_scheme(const SchemeConfig& config, const GradientM
                                      const CostEstimator& cost) {
   const Json& k = config.resolved;
   const std::string& p = config.preset;
+  if (int every = k.value("replan_every", 0); every > 0) return std::make_unique<AdaptiveScheme>(config, model, cost, every);
   if (p == "wfbp") return std::make_unique<StaticBucketScheme>(per_tensor_partition(model));
   if (p == "syncea") return std::make_unique<StaticBucketScheme>(single_bucket_partition(model));
   if (p == "mgwfbp") return std::make_unique<StaticBucketScheme>(mgwfbp_partition(model, cost));

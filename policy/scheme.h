@@ -32,6 +32,7 @@ class WorkerPolicy {
 };
 
 struct CompressionRequest;
+struct Measurements;
 
 // A collective decided by a coordinator, which no worker may start before
 // NOT_BEFORE (the end of the negotiation that produced it). When COMPRESS is
@@ -64,6 +65,10 @@ class Scheme {
   virtual std::unique_ptr<Coordinator> make_coordinator() const { return nullptr; }
   // The scheme's start-up decisions (partition, dense set, ...), for results.
   virtual nlohmann::json describe() const { return nlohmann::json::object(); }
+  // Adaptive schemes: every replan_every() iterations the executor reports
+  // its measurements (policy/adaptive.h) and then asks for fresh policies.
+  virtual int replan_every() const { return 0; }
+  virtual void replan(const Measurements& /*measured*/) {}
 };
 
 }  // namespace sparsefuse::policy

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "policy/adaptive.h"
 #include "policy/gradient_model.h"
 #include "policy/presets.h"
 #include "sim/alignment.h"
@@ -56,7 +57,6 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
 
   SimResult result;
   result.scenario = scenario.resolved();
-  result.plan = scheme->describe();
   result.provenance = scenario.trace.provenance_kind();
   result.compression_costs = compression.gpu_source();
   result.samples_per_iteration = int64_t(W) * scenario.batch_per_worker;
@@ -75,6 +75,9 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   uint64_t events = 0;
   Breakdown sum;
   double bytes_sum = 0, lost_sum = 0;
+  const int replan_every = scheme->replan_every();
+  std::vector<double> ready_sum(replan_every ? L : 0, 0.0);  // adaptive schemes: measured ready offsets
+  policy::Measurements window;  // what adaptive schemes measured since their last re-plan
 
   for (int it = 0; it < total_iterations; ++it) {
     const bool measured = it >= scenario.warmup_iterations;
@@ -104,6 +107,7 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
           if (t == 0) policies[w]->begin_iteration(it);
           policies[w]->on_tensor_ready(t, at, executor);
         }
+        if (replan_every) ready_sum[t] += double(at - s.backward_start);
       }
       s.backward_end = executor.run_backward(scaled(model.backward_ns, s.scale) - previous);
       if (!coordinator && executor.flushes() != record.buckets.size()) {
@@ -164,6 +168,11 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
       op.cost = operation_cost(network, op.bucket, c);
     }
     events += engine.run(ops);
+    if (replan_every) {
+      for (size_t k = 0; k < K; ++k) {
+        window.collectives[ops[k].bucket.collective].push_back({contributions[k].max, ops[k].end - ops[k].start});
+      }
+    }
 
     TimeNs comm_done = 0;
     std::vector<size_t> by_end(K);
@@ -247,14 +256,28 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
           lost = equal_slices_loss(pairs, ops[k].bucket.elements);
         }
         lost_sum += lost;
-        if (it == scenario.warmup_iterations) {
+        if (it + 1 == total_iterations) {
           result.buckets.push_back({ops[k].bucket, sent[k] / W, compress_time[k] / W * 1e-9, wait[k] / W * 1e-9,
                                     ns_to_seconds(ops[k].end - ops[k].start), ns_to_seconds(decompress_ns[k]), lost});
         }
       }
     }
     previous_job_end = job_end;
+    if (replan_every && (it + 1) % replan_every == 0) {
+      // Re-plan from what this window measured, then hand out fresh policies.
+      window.workers = W;
+      window.ready_ns.resize(L);
+      for (int t = 0; t < L; ++t) window.ready_ns[t] = TimeNs(std::llround(ready_sum[t] / (double(W) * replan_every)));
+      window.compressed_elements = executor.compressed_elements;
+      window.compression_ns = executor.compression_ns;
+      scheme->replan(window);
+      for (int w = 0; w < W; ++w) policies[w] = scheme->make_worker_policy(w);
+      std::fill(ready_sum.begin(), ready_sum.end(), 0.0);
+      window = {};
+      executor.compressed_elements = executor.compression_ns = 0;
+    }
   }
+  result.plan = scheme->describe();
 
   const double per_worker_iteration = 1.0 / (double(W) * scenario.iterations);
   const double to_s = 1e-9 * per_worker_iteration;

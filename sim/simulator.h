@@ -44,7 +44,7 @@ struct SimResult {
   int64_t samples_per_iteration = 0;
   std::vector<TimeNs> iteration_ns;  // measured iterations only
   Breakdown breakdown;
-  std::vector<BucketRecord> buckets;  // first measured iteration, flush order
+  std::vector<BucketRecord> buckets;  // last iteration (the final plan of adaptive schemes), flush order
   double bytes_sent_per_worker = 0;   // per iteration, mean over workers
   double lost_contributions = 0;      // per iteration
   uint64_t events = 0;

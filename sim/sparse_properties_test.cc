@@ -119,6 +119,20 @@ TEST(SparseProperties, SelectiveSparsificationKeepsSmallTensorsDense) {
   EXPECT_GT(allreduces, 0);
 }
 
+// The adaptive controller re-plans every K iterations from measurements, and
+// stays deterministic.
+TEST(Adaptive, ReplansEveryKIterationsDeterministically) {
+  Json doc = {{"model", "bert-base"}, {"workers", 16}, {"iterations", 9}, {"warmup_iterations", 1},
+              {"scheme", {{"preset", "fgbuff"}, {"replan_every", 3}}}, {"variability", {{"compute_cv", 0.1}}}};
+  SimResult a = simulate(parse_scenario(doc, "")), b = simulate(parse_scenario(doc, ""));
+  EXPECT_EQ(a.plan["replans"], 3);  // after iterations 3, 6, 9 of 10
+  EXPECT_EQ(a.to_json(false).dump(), b.to_json(false).dump());
+  doc["scheme"] = {{"preset", "ddp"}, {"replan_every", 4}};
+  SimResult dense = simulate(parse_scenario(doc, ""));
+  EXPECT_EQ(dense.plan["replans"], 2);
+  EXPECT_GT(dense.plan["measured_alpha_us"].get<double>(), 0);
+}
+
 TEST(SparseProperties, EveryPresetIsDeterministic) {
   for (const auto& name : policy::preset_names()) {
     if (name == "ssfusion-o") continue;  // needs a CPU profile; covered in the CLI test

@@ -45,10 +45,12 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
   out.selected = selected_count(r);
   TimeNs gpu = cost_.gpu_ns(r.sparsifier, r.elements, r.density) + (r.error_feedback ? cost_.error_feedback_ns(r.elements) : 0);
   gpu = TimeNs(std::llround(double(gpu) * s.scale));  // a slow worker's GPU is slow at everything
+  compressed_elements += r.elements;
   switch (r.placement) {
     case policy::Placement::kGpuInline:
       s.clock = std::max(s.clock, now) + gpu;
       s.inline_compression += gpu;
+      compression_ns += gpu;
       s.inline_jobs.emplace_back(s.clock - gpu, s.clock);
       pending_compression_ += gpu;
       out.done = s.clock;
@@ -58,6 +60,7 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
       s.side_free = start + gpu;
       s.async_jobs.emplace_back(start, s.side_free);
       pending_compression_ += gpu;
+      compression_ns += gpu;
       out.done = s.side_free;
       break;
     }
@@ -68,6 +71,7 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
       *thread = start + cpu;
       s.async_jobs.emplace_back(start, *thread);
       pending_compression_ += cpu;
+      compression_ns += cpu;
       out.done = *thread;
       break;
     }

@@ -47,6 +47,9 @@ class WorkerExecutor : public policy::WorkerContext {
   // a busy side stream slows it (CompressionConfig::side_stream_contention).
   TimeNs run_backward(TimeNs duration);
   size_t flushes() const { return flushes_; }
+  // Totals over every worker and iteration, for adaptive schemes' measurements.
+  int64_t compressed_elements = 0;
+  TimeNs compression_ns = 0;
 
   policy::CompressionOutcome compress(const policy::CompressionRequest& request, TimeNs now) override;
   void flush(const policy::Bucket& bucket, TimeNs when) override;
