@@ -146,7 +146,9 @@ SchemeConfig parse_scheme_config(const JsonNode& node, const Json& inherited) {
   config.preset = preset.name;
   config.resolved = preset.defaults;
   for (auto it = inherited.begin(); it != inherited.end(); ++it) {
-    if (config.resolved.contains(it.key())) config.resolved[it.key()] = it.value();
+    // The ADTopk presets are defined by their sparsifier; a scenario-wide one does not replace it.
+    bool intrinsic = it.key() == "sparsifier" && preset.defaults.value("sparsifier", "").rfind("adtopk", 0) == 0;
+    if (config.resolved.contains(it.key()) && !intrinsic) config.resolved[it.key()] = it.value();
   }
   config.resolved["replan_every"] = 0;  // every preset can be made adaptive
   if (!named) {
