@@ -174,7 +174,7 @@ int64_t topk_abs(const float* g, int64_t n, int64_t k, float* values, int32_t* i
   if (k >= n) {
     require_finite(kName, g, n);
     iota_indices(indices, n);
-    std::memcpy(values, g, static_cast<size_t>(n) * sizeof(float));
+    if (n > 0) std::memcpy(values, g, static_cast<size_t>(n) * sizeof(float));
     return n;
   }
   uint32_t hist1[kBins1];

@@ -56,6 +56,8 @@ void map_indices(const int32_t* outer, const int32_t* inner, int64_t m, int32_t*
                  cudaStream_t stream);
 void iota(int32_t* out, int64_t n, cudaStream_t stream);
 
-int launch_grid(int64_t work_items, int threads, Workspace& ws);
+// Blocks for a grid-stride kernel: ceil(work_items / items_per_block), capped
+// at 8 blocks per SM, at least 1.
+int launch_grid(int64_t work_items, int items_per_block, Workspace& ws);
 
 }  // namespace sparsefuse::kernels::cuda::detail

@@ -175,8 +175,11 @@ int64_t pack(const float* buffer, const std::vector<int64_t>& offsets, const int
   unsigned long long h[2];
   read_counters(c, h, ws, stream);
   if (h[0] != ULLONG_MAX) {
+    // (the pinned table was reused by read_counters: locate the tensor from counts)
+    const int64_t pos = static_cast<int64_t>(h[0]);
     int t = 0;
-    while (t + 1 < num_tensors && static_cast<int64_t>(h[0]) >= host[t + 1]) ++t;
+    int64_t end = counts[0];  // tensor t's entries end here in the stream
+    while (t + 1 < num_tensors && pos >= end) end += counts[++t];
     bad_index("pack", local_indices, h[0], offsets[t + 1] - offsets[t]);
   }
   return total;

@@ -1,0 +1,432 @@
+#include "kernels/profiler.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+
+#include "kernels/common.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/estimators.h"
+#include "kernels/pack.h"
+#include "kernels/rng.h"
+#include "kernels/topk.h"
+
+namespace sparsefuse::kernels {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr int64_t kAdtopkRow = 1000;
+
+const std::vector<std::string> kNames = {"topk",    "dgc",    "gaussiank", "redsync", "sidco",
+                                         "randomk", "adtopk", "pack",      "ef_topk", "unpack"};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int reps_for(int64_t n, int base) {
+  const double scale = std::sqrt(std::min(1.0, 1e6 / static_cast<double>(n)));
+  return std::max(1, static_cast<int>(std::lround(base * scale)));
+}
+
+// CPU timing: each repetition loops the call until >= 2 ms have passed and
+// records the mean per call; the median of the repetitions is returned.
+double time_cpu_us(const std::function<void()>& fn, int reps, bool warmup) {
+  if (warmup) fn();
+  std::vector<double> per_call;
+  for (int r = 0; r < reps; ++r) {
+    int64_t calls = 0;
+    const auto start = Clock::now();
+    double elapsed = 0;
+    do {
+      fn();
+      ++calls;
+      elapsed = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    } while (elapsed < 2000.0);
+    per_call.push_back(elapsed / static_cast<double>(calls));
+  }
+  return median(per_call);
+}
+
+double time_cuda_us(const std::function<void()>& fn, int reps) {
+  cudaEvent_t a, b;
+  cuda::check(cudaEventCreate(&a), "cudaEventCreate");
+  cuda::check(cudaEventCreate(&b), "cudaEventCreate");
+  fn();  // warm-up: workspace growth
+  std::vector<double> t;
+  for (int r = 0; r < std::max(reps, 3); ++r) {
+    cuda::check(cudaEventRecord(a), "cudaEventRecord");
+    fn();
+    cuda::check(cudaEventRecord(b), "cudaEventRecord");
+    cuda::check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    t.push_back(ms * 1e3);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return median(t);
+}
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        return v;
+      }
+    }
+  }
+  return "unknown cpu";
+}
+
+std::string compiler() {
+#if defined(__clang__)
+  return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("g++ ") + __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
+// Synthetic Gaussian gradient, scale 1e-3 (Box-Muller on xoshiro256**).
+std::vector<float> gaussian(int64_t n, uint64_t seed) {
+  std::vector<float> v(static_cast<size_t>(n));
+  Xoshiro256 rng(seed);
+  for (int64_t i = 0; i < n; i += 2) {
+    const double u1 = (static_cast<double>(rng.next() >> 11) + 1.0) * 0x1.0p-53;
+    const double u2 = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
+    const double r = 1e-3 * std::sqrt(-2.0 * std::log(u1));
+    v[i] = static_cast<float>(r * std::cos(2.0 * M_PI * u2));
+    if (i + 1 < n) v[i + 1] = static_cast<float>(r * std::sin(2.0 * M_PI * u2));
+  }
+  return v;
+}
+
+// The pack layout: 4 tensors of (nearly) equal size, k selections spread over
+// them, evenly spaced ascending local indices.
+struct PackInput {
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> counts;
+  std::vector<int32_t> local;
+};
+
+PackInput pack_input(int64_t n, int64_t k) {
+  PackInput p;
+  const int tensors = n >= 4 ? 4 : 1;
+  for (int t = 0; t <= tensors; ++t) p.offsets.push_back(n * t / tensors);
+  for (int t = 0; t < tensors; ++t) {
+    const int64_t size = p.offsets[t + 1] - p.offsets[t];
+    const int64_t c = std::min(size, k / tensors + (t < k % tensors ? 1 : 0));
+    p.counts.push_back(c);
+    for (int64_t j = 0; j < c; ++j) p.local.push_back(static_cast<int32_t>(j * (size / std::max<int64_t>(c, 1))));
+  }
+  return p;
+}
+
+// The unpack stream: P ranks, each k distinct ascending indices j*step + (r mod step).
+struct UnpackInput {
+  std::vector<float> values;
+  std::vector<int32_t> indices;
+  std::vector<int64_t> counts;
+};
+
+UnpackInput unpack_input(const std::vector<float>& g, int64_t n, int64_t k, int P) {
+  UnpackInput u;
+  const int64_t step = std::max<int64_t>(1, n / std::max<int64_t>(k, 1));
+  u.values.reserve(static_cast<size_t>(P * k));
+  u.indices.reserve(static_cast<size_t>(P * k));
+  for (int r = 0; r < P; ++r) {
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t i = j * step + (r % step);
+      u.indices.push_back(static_cast<int32_t>(i));
+      u.values.push_back(g[static_cast<size_t>(i)]);
+    }
+    u.counts.push_back(k);
+  }
+  return u;
+}
+
+bool wanted(const ProfileOptions& o, const std::string& name) {
+  return o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), name) != o.kernels.end();
+}
+
+void validate(const ProfileOptions& o) {
+  if (o.device != "cpu" && o.device != "cuda")
+    throw std::invalid_argument("profile: device must be \"cpu\" or \"cuda\", got \"" + o.device + "\"");
+  for (const auto& k : o.kernels)
+    if (std::find(kNames.begin(), kNames.end(), k) == kNames.end())
+      throw std::invalid_argument("profile: unknown kernel \"" + k + "\"");
+  for (const double d : o.densities)
+    if (!(d > 0.0 && d <= 1.0)) throw std::invalid_argument("profile: density outside (0, 1]");
+  for (const int64_t n : o.sizes)
+    if (n < 1 || n > kMaxElements) throw std::invalid_argument("profile: size outside [1, 2^31 - 1]");
+  if (o.repetitions < 1) throw std::invalid_argument("profile: repetitions must be >= 1");
+  if (o.workers < 1) throw std::invalid_argument("profile: workers must be >= 1");
+}
+
+std::vector<int64_t> sizes_of(const ProfileOptions& o) {
+  std::vector<int64_t> s = o.sizes;
+  if (s.empty()) {
+    for (int64_t n = 1000; n <= 100'000'000; n *= 10) s.push_back(n);
+    if (o.device == "cuda") s.push_back(500'000'000);
+  }
+  if (o.max_elements > 0) s.erase(std::remove_if(s.begin(), s.end(), [&](int64_t n) { return n > o.max_elements; }), s.end());
+  return s;
+}
+
+// One measurement callback per (kernel, n, density); returns time_us.
+using Measure = std::function<double(const std::string&, int64_t, double)>;
+
+void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
+              const std::function<Measure(int64_t)>& prepare, json& doc) {
+  json compression = json::object();
+  json unpack = json::array();
+  for (const int64_t n : sizes) {
+    const Measure measure = prepare(n);
+    for (const double d : o.densities) {
+      for (const auto& name : kNames) {
+        if (!wanted(o, name)) continue;
+        if (name == "adtopk" && (n < kAdtopkRow || n % kAdtopkRow != 0)) continue;
+        const double t = measure(name, n, d);
+        if (name == "unpack") {
+          unpack.push_back({{"elements", n}, {"density", d}, {"workers", o.workers}, {"time_us", t}});
+        } else {
+          compression[name].push_back({{"elements", n}, {"density", d}, {"time_us", t}});
+        }
+      }
+    }
+  }
+  doc["compression"] = compression;
+  doc["decompression"] = json{{"unpack", unpack}};
+}
+
+ProfileRun profile_cpu(const ProfileOptions& o) {
+  ProfileRun run;
+  run.memory_bandwidth = measure_cpu_read_bandwidth();
+  run.bandwidth_method = "single-thread streaming read of 256 MiB";
+  json& doc = run.profile;
+  doc["format"] = "sparsefuse-profile/1";
+  doc["device"] = {{"kind", "cpu"}, {"name", cpu_model()}, {"threads", 1}};
+  doc["provenance"] = {{"kind", "measured"}, {"tool", "sparsefuse profile-kernels"}, {"date", today_utc()},
+                       {"host", host_name()}, {"compiler", compiler()}};
+  // State shared across densities of one size.
+  std::vector<float> g, r, dense, values;
+  std::vector<int32_t> indices;
+  TopkWorkspace ws;
+  auto prepare = [&](int64_t n) -> Measure {
+    g = gaussian(n, 1);
+    r.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) r[i] = 0.1f * g[n - 1 - i];
+    dense.assign(static_cast<size_t>(n), 0.0f);
+    values.assign(static_cast<size_t>(n), 0.0f);
+    indices.assign(static_cast<size_t>(n), 0);
+    return [&, n](const std::string& name, int64_t, double d) -> double {
+      const int64_t k = k_for_density(n, d);
+      const int reps = reps_for(n, o.repetitions);
+      const bool warm = n < 10'000'000;
+      float* v = values.data();
+      int32_t* ix = indices.data();
+      if (name == "topk") return time_cpu_us([&] { topk_abs(g.data(), n, k, v, ix, &ws); }, reps, warm);
+      if (name == "dgc") return time_cpu_us([&] { dgc(g.data(), n, d, 1); }, reps, warm);
+      if (name == "gaussiank") return time_cpu_us([&] { gaussiank(g.data(), n, d); }, reps, warm);
+      if (name == "redsync") return time_cpu_us([&] { redsync(g.data(), n, d); }, reps, warm);
+      if (name == "sidco") return time_cpu_us([&] { sidco(g.data(), n, d); }, reps, warm);
+      if (name == "randomk")
+        return time_cpu_us([&] { randomk(g.data(), n, k, RandomkKey{1, 0, 0}, v, ix, &ws); }, reps, warm);
+      if (name == "adtopk") {
+        const std::vector<int64_t> shape{n / kAdtopkRow, kAdtopkRow};
+        return time_cpu_us([&] { adtopk(g.data(), shape, d); }, reps, warm);
+      }
+      if (name == "pack") {
+        const PackInput p = pack_input(n, k);
+        return time_cpu_us([&] { pack(g.data(), p.offsets, p.local.data(), p.counts, v, ix); }, reps, warm);
+      }
+      if (name == "ef_topk") return time_cpu_us([&] { ef_topk(r.data(), g.data(), n, k, v, ix, &ws); }, reps, warm);
+      // unpack
+      const UnpackInput u = unpack_input(g, n, k, o.workers);
+      return time_cpu_us([&] { unpack(u.values.data(), u.indices.data(), u.counts, n, dense.data()); }, reps, warm);
+    };
+  };
+  run_grid(o, sizes_of(o), prepare, doc);
+  return run;
+}
+
+ProfileRun profile_cuda(const ProfileOptions& o) {
+  std::string reason;
+  if (!cuda::device_available(&reason)) throw cuda::CudaError(cudaErrorNoDevice, "profile --device cuda: " + reason);
+  ProfileRun run;
+  cuda::Workspace ws;
+  run.memory_bandwidth = cuda::measure_copy_bandwidth(size_t{1} << 30, 20, ws);
+  run.bandwidth_method = "device-to-device copy of 1 GiB (read + write bytes)";
+  int runtime = 0;
+  cuda::check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  json& doc = run.profile;
+  doc["format"] = "sparsefuse-profile/1";
+  doc["device"] = {{"kind", "cuda"}, {"name", cuda::device_name()}};
+  doc["provenance"] = {{"kind", "measured"},
+                       {"tool", "sparsefuse profile-kernels"},
+                       {"date", today_utc()},
+                       {"host", host_name()},
+                       {"compiler", compiler() + " + nvcc (sm_90)"},
+                       {"cuda", std::to_string(runtime / 1000) + "." + std::to_string((runtime % 1000) / 10)}};
+  std::unique_ptr<cuda::DeviceBuffer<float>> g, r, dense, values;
+  std::unique_ptr<cuda::DeviceBuffer<int32_t>> indices;
+  std::vector<float> host_g;
+  auto prepare = [&](int64_t n) -> Measure {
+    // Release the previous size's buffers before allocating the next.
+    g.reset(); r.reset(); dense.reset(); values.reset(); indices.reset();
+    g = std::make_unique<cuda::DeviceBuffer<float>>(n);
+    r = std::make_unique<cuda::DeviceBuffer<float>>(n);
+    dense = std::make_unique<cuda::DeviceBuffer<float>>(n);
+    const int64_t cap = k_for_density(n, *std::max_element(o.densities.begin(), o.densities.end()));
+    const int64_t adcap = n >= kAdtopkRow ? (n / kAdtopkRow) * k_for_density(kAdtopkRow, *std::max_element(o.densities.begin(), o.densities.end())) : 0;
+    values = std::make_unique<cuda::DeviceBuffer<float>>(std::max(cap, adcap));
+    indices = std::make_unique<cuda::DeviceBuffer<int32_t>>(std::max(cap, adcap));
+    cuda::fill_normal(g->data(), n, 1, 1e-3f);
+    cuda::fill_normal(r->data(), n, 2, 1e-4f);
+    host_g = g->download();
+    return [&, n](const std::string& name, int64_t, double d) -> double {
+      const int64_t k = k_for_density(n, d);
+      const int reps = reps_for(n, o.repetitions);
+      const float* gp = g->data();
+      float* v = values->data();
+      int32_t* ix = indices->data();
+      if (name == "topk") return time_cuda_us([&] { cuda::topk_abs(gp, n, k, v, ix, ws); }, reps);
+      if (name == "dgc") return time_cuda_us([&] { cuda::dgc(gp, n, d, 1, ws); }, reps);
+      if (name == "gaussiank") return time_cuda_us([&] { cuda::gaussiank(gp, n, d, ws); }, reps);
+      if (name == "redsync") return time_cuda_us([&] { cuda::redsync(gp, n, d, ws); }, reps);
+      if (name == "sidco") return time_cuda_us([&] { cuda::sidco(gp, n, d, SidcoFit::kExponential, 1, ws); }, reps);
+      if (name == "randomk")
+        return time_cuda_us([&] { cuda::randomk(gp, n, k, RandomkKey{1, 0, 0}, v, ix, ws); }, reps);
+      if (name == "adtopk") {
+        const std::vector<int64_t> shape{n / kAdtopkRow, kAdtopkRow};
+        return time_cuda_us([&] { cuda::adtopk(gp, shape, d, v, ix, ws); }, reps);
+      }
+      if (name == "pack") {
+        const PackInput p = pack_input(n, k);
+        cuda::DeviceBuffer<int32_t> local;
+        local.upload(p.local);
+        return time_cuda_us([&] { cuda::pack(gp, p.offsets, local.data(), p.counts, v, ix, ws); }, reps);
+      }
+      if (name == "ef_topk") return time_cuda_us([&] { cuda::ef_topk(r->data(), gp, n, k, v, ix, ws); }, reps);
+      const UnpackInput u = unpack_input(host_g, n, k, o.workers);
+      cuda::DeviceBuffer<float> uv;
+      cuda::DeviceBuffer<int32_t> ui;
+      uv.upload(u.values);
+      ui.upload(u.indices);
+      return time_cuda_us([&] { cuda::unpack(uv.data(), ui.data(), u.counts, n, dense->data(), ws); }, reps);
+    };
+  };
+  run_grid(o, sizes_of(o), prepare, doc);
+  return run;
+}
+
+}  // namespace
+
+const std::vector<std::string>& profile_kernel_names() { return kNames; }
+
+double profile_bytes_moved(const std::string& kernel, int64_t n, double density, int workers) {
+  const double dn = static_cast<double>(n);
+  if (kernel == "adtopk") {
+    const double k = static_cast<double>((n / kAdtopkRow) * k_for_density(kAdtopkRow, density));
+    return 4.0 * dn + 8.0 * k;
+  }
+  const double k = static_cast<double>(k_for_density(n, density));
+  if (kernel == "topk" || kernel == "dgc" || kernel == "gaussiank" || kernel == "redsync" || kernel == "sidco")
+    return 4.0 * dn + 8.0 * k;
+  if (kernel == "randomk") return std::min(4.0 * dn, 32.0 * k) + 8.0 * k;
+  if (kernel == "ef_topk") return 12.0 * dn + 8.0 * k;
+  if (kernel == "pack") return 16.0 * k;
+  if (kernel == "unpack") return 8.0 * workers * k + 4.0 * dn;
+  throw std::invalid_argument("profile_bytes_moved: unknown kernel \"" + kernel + "\"");
+}
+
+ProfileRun run_profile(const ProfileOptions& options) {
+  validate(options);
+  return options.device == "cpu" ? profile_cpu(options) : profile_cuda(options);
+}
+
+json profile_kernels(const ProfileOptions& options) { return run_profile(options).profile; }
+
+void print_profile_table(const ProfileRun& run, std::FILE* out) {
+  const json& p = run.profile;
+  const json& dev = p.at("device");
+  std::fprintf(out, "# sparsefuse profile-kernels: device %s \"%s\"%s\n", dev.at("kind").get<std::string>().c_str(),
+               dev.at("name").get<std::string>().c_str(),
+               dev.contains("threads") ? (" threads " + std::to_string(dev.at("threads").get<int>())).c_str() : "");
+  std::fprintf(out, "# memory bandwidth: %.2f GB/s (%s)\n", run.memory_bandwidth / 1e9, run.bandwidth_method.c_str());
+  std::fprintf(out, "# floor ratio = time / (bytes / memory bandwidth)\n#\n");
+  std::fprintf(out, "# %14s %14s %8s %10s %12s %9s %12s\n", "size(elements)", "bytes", "density", "kernel", "time(us)",
+               "GB/s", "floor ratio");
+  auto row = [&](const std::string& kernel, const json& e, int workers) {
+    const int64_t n = e.at("elements").get<int64_t>();
+    const double d = e.at("density").get<double>();
+    const double t = e.at("time_us").get<double>();
+    const double bytes = profile_bytes_moved(kernel, n, d, workers);
+    const double gbps = bytes / (t * 1e-6) / 1e9;
+    const double floor_us = bytes / run.memory_bandwidth * 1e6;
+    std::fprintf(out, "  %14lld %14.0f %8.3f %10s %12.2f %9.2f %12.2f\n", static_cast<long long>(n), bytes, d,
+                 kernel.c_str(), t, gbps, t / floor_us);
+  };
+  const json& compression = p.at("compression");
+  for (const auto& kernel : kNames)  // documented order (json objects sort their keys)
+    if (compression.contains(kernel))
+      for (const auto& e : compression.at(kernel)) row(kernel, e, 1);
+  for (const auto& e : p.at("decompression").at("unpack")) row("unpack", e, e.at("workers").get<int>());
+}
+
+double measure_cpu_read_bandwidth() {
+  const size_t words = (size_t{256} << 20) / sizeof(uint64_t);
+  std::vector<uint64_t> buf(words);
+  for (size_t i = 0; i < words; ++i) buf[i] = i * kGolden64;
+  double best = 0;
+  volatile uint64_t sink = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto start = Clock::now();
+    uint64_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
+    for (size_t i = 0; i < words; i += 4) {
+      acc0 ^= buf[i];
+      acc1 ^= buf[i + 1];
+      acc2 ^= buf[i + 2];
+      acc3 ^= buf[i + 3];
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    sink = sink ^ acc0 ^ acc1 ^ acc2 ^ acc3;
+    best = std::max(best, static_cast<double>(words * sizeof(uint64_t)) / s);
+  }
+  (void)sink;
+  return best;
+}
+
+}  // namespace sparsefuse::kernels

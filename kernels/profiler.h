@@ -1,0 +1,85 @@
+// Kernel profiler: measures every compression kernel over a grid of sizes and
+// densities and returns a hardware profile, format "sparsefuse-profile/1":
+//
+// {"format": "sparsefuse-profile/1",
+//  "device": {"kind": "cpu" | "cuda", "name": <CPU model from /proc/cpuinfo or GPU name>,
+//             "threads": 1 (cpu only)},
+//  "provenance": {"kind": "measured", "tool": "sparsefuse profile-kernels",
+//                 "date": "YYYY-MM-DD" (UTC), "host": <hostname>,
+//                 "compiler": <compiler and version>, "cuda": <runtime version> (cuda only)},
+//  "compression": {
+//    "<kernel>": [{"elements": n, "density": d, "time_us": t}, ...], ...},
+//  "decompression": {
+//    "unpack": [{"elements": n, "density": d, "workers": P, "time_us": t}, ...]}}
+//
+// Compression kernels: topk, dgc, gaussiank, redsync, sidco, randomk, adtopk, pack,
+// ef_topk. time_us is the median over the repetitions of one call of the
+// kernel (output buffers preallocated; the CUDA calls include their internal
+// synchronisations and count read-backs). Inputs are synthetic Gaussian
+// gradients (scale 1e-3, fixed seed):
+//   topk/dgc/gaussiank/redsync/sidco/randomk: one tensor of n elements, k = max(1, floor(d n));
+//     sidco = SIDCo-E, 1 stage; dgc seed 1; randomk key (1, 0, 0).
+//   adtopk:  the tensor viewed as (n / 1000, 1000) (rows of 1000, so k1 = max(1, floor(1000 d)));
+//            sizes below 1000 are skipped.
+//   pack:    a fusion buffer of n elements split into 4 equal tensors, each with
+//            k/4 selected local indices (ascending, evenly spaced).
+//   ef_topk: residual + gradient, k as for topk.
+//   unpack:  P workers (default 8) each sending k distinct ascending indices
+//            (evenly spaced, shifted by rank); per-rank counts (the correct receiver).
+// Repetitions shrink with size (reps * sqrt(1e6 / n), at least 1) and small calls
+// are looped to >= 2 ms per repetition, so the default CPU run stays well under a
+// minute on a 2-core machine.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sparsefuse::kernels {
+
+struct ProfileOptions {
+  std::string device = "cpu";          // "cpu" or "cuda"
+  std::vector<int64_t> sizes;          // empty: 1e3 .. 1e8 in decades (+ 5e8 on cuda)
+  std::vector<double> densities = {0.001, 0.01, 0.05, 0.1};
+  int repetitions = 5;                 // at n <= 1e6; scaled down for larger n
+  int64_t max_elements = 0;            // > 0: drop sizes above it
+  int workers = 8;                     // unpack P
+  std::vector<std::string> kernels;    // empty: all
+};
+
+// Every kernel name the profiler knows, compression kernels first, then "unpack".
+const std::vector<std::string>& profile_kernel_names();
+
+// Bytes a kernel must move at minimum (its memory floor's numerator):
+//   topk, dgc, gaussiank, redsync, sidco: 4n + 8k   (read once, write (value, index) pairs)
+//   adtopk: 4n + 8k (k = its per-row total)         randomk: min(4n, 32k) + 8k
+//   ef_topk: 12n + 8k (read r and g, write r)       pack: 16k (read k indices and values, write pairs)
+//   unpack: 8 P k + 4n (read P slices, write the dense result)
+double profile_bytes_moved(const std::string& kernel, int64_t n, double density, int workers);
+
+struct ProfileRun {
+  nlohmann::json profile;          // the profile document above
+  double memory_bandwidth = 0.0;   // bytes/s: cpu streaming read, cuda copy (read + write)
+  std::string bandwidth_method;    // how it was measured
+};
+
+// Runs the measurements. Throws std::invalid_argument for a bad option and
+// kernels::cuda::CudaError (a std::runtime_error) when device = "cuda" and no
+// device can be used.
+ProfileRun run_profile(const ProfileOptions& options);
+nlohmann::json profile_kernels(const ProfileOptions& options);
+
+// Prints an nccl-tests-like table: a header with device and bandwidth, then
+// one row per measurement with columns size(elements), bytes (moved, as
+// profile_bytes_moved), density, kernel, time(us), GB/s (bytes / time) and floor
+// ratio (time / (bytes / memory bandwidth)).
+void print_profile_table(const ProfileRun& run, std::FILE* out);
+
+// Single-threaded streaming read bandwidth of this CPU (bytes/s): best of a few
+// sums over a 256 MiB buffer (well beyond the last-level cache).
+double measure_cpu_read_bandwidth();
+
+}  // namespace sparsefuse::kernels

@@ -1,0 +1,114 @@
+#include "kernels/profiler.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <regex>
+#include <string>
+
+#include "kernels/cuda/cuda_kernels.h"
+
+namespace sparsefuse::kernels {
+namespace {
+
+TEST(Profiler, CpuProfileFormat) {
+  ProfileOptions o;
+  o.sizes = {1000, 20000};
+  o.densities = {0.01, 0.1};
+  o.repetitions = 1;
+  o.workers = 4;
+  const ProfileRun run = run_profile(o);
+  const auto& p = run.profile;
+  EXPECT_EQ(p.at("format"), "sparsefuse-profile/1");
+  EXPECT_EQ(p.at("device").at("kind"), "cpu");
+  EXPECT_EQ(p.at("device").at("threads"), 1);
+  EXPECT_FALSE(p.at("device").at("name").get<std::string>().empty());
+  const auto& prov = p.at("provenance");
+  EXPECT_EQ(prov.at("kind"), "measured");
+  EXPECT_EQ(prov.at("tool"), "sparsefuse profile-kernels");
+  EXPECT_TRUE(std::regex_match(prov.at("date").get<std::string>(), std::regex(R"(\d{4}-\d{2}-\d{2})")));
+  EXPECT_TRUE(prov.contains("host"));
+  EXPECT_TRUE(prov.contains("compiler"));
+  EXPECT_FALSE(prov.contains("cuda"));
+  const auto& c = p.at("compression");
+  ASSERT_EQ(c.size(), 9u);
+  for (const char* name : {"topk", "dgc", "gaussiank", "redsync", "sidco", "randomk", "pack", "ef_topk"}) {
+    ASSERT_TRUE(c.contains(name)) << name;
+    ASSERT_EQ(c.at(name).size(), 4u) << name;  // 2 sizes x 2 densities
+    for (const auto& e : c.at(name)) {
+      EXPECT_GT(e.at("time_us").get<double>(), 0.0);
+      EXPECT_EQ(e.size(), 3u);
+    }
+    EXPECT_EQ(c.at(name)[0].at("elements"), 1000);
+    EXPECT_EQ(c.at(name)[0].at("density"), 0.01);
+    EXPECT_EQ(c.at(name)[3].at("elements"), 20000);
+  }
+  ASSERT_EQ(c.at("adtopk").size(), 4u);
+  const auto& u = p.at("decompression").at("unpack");
+  ASSERT_EQ(u.size(), 4u);
+  EXPECT_EQ(u[0].at("workers"), 4);
+  EXPECT_GT(run.memory_bandwidth, 1e8);
+
+  char buf[1 << 16] = {};
+  std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
+  print_profile_table(run, f);
+  std::fclose(f);
+  const std::string table(buf);
+  EXPECT_NE(table.find("size(elements)"), std::string::npos);
+  EXPECT_NE(table.find("floor ratio"), std::string::npos);
+  EXPECT_NE(table.find("memory bandwidth"), std::string::npos);
+  int rows = 0;
+  for (size_t pos = 0; (pos = table.find('\n', pos)) != std::string::npos; ++pos) ++rows;
+  EXPECT_EQ(rows, 5 + 40);  // 5 header lines, 10 kernels x 4 measurements
+}
+
+TEST(Profiler, OptionsAndKernelFilter) {
+  ProfileOptions o;
+  o.sizes = {5000};
+  o.densities = {0.05};
+  o.repetitions = 1;
+  o.kernels = {"topk", "unpack"};
+  const auto p = profile_kernels(o);
+  EXPECT_EQ(p.at("compression").size(), 1u);
+  EXPECT_EQ(p.at("decompression").at("unpack").size(), 1u);
+  // adtopk skips sizes that are not multiples of its 1000-wide rows.
+  o.kernels = {"adtopk"};
+  o.sizes = {1500};
+  EXPECT_FALSE(profile_kernels(o).at("compression").contains("adtopk"));
+  // max_elements drops larger sizes.
+  o.kernels = {"topk"};
+  o.sizes = {1000, 100000};
+  o.max_elements = 5000;
+  EXPECT_EQ(profile_kernels(o).at("compression").at("topk").size(), 1u);
+
+  ProfileOptions bad;
+  bad.device = "tpu";
+  EXPECT_THROW(run_profile(bad), std::invalid_argument);
+  bad.device = "cpu";
+  bad.kernels = {"nope"};
+  EXPECT_THROW(run_profile(bad), std::invalid_argument);
+  bad.kernels = {};
+  bad.densities = {0.0};
+  EXPECT_THROW(run_profile(bad), std::invalid_argument);
+}
+
+TEST(Profiler, BytesMoved) {
+  EXPECT_EQ(profile_bytes_moved("topk", 1000, 0.01, 1), 4000 + 80);
+  EXPECT_EQ(profile_bytes_moved("ef_topk", 1000, 0.01, 1), 12000 + 80);
+  EXPECT_EQ(profile_bytes_moved("randomk", 1000, 0.01, 1), 320 + 80);
+  EXPECT_EQ(profile_bytes_moved("unpack", 1000, 0.01, 8), 8 * 8 * 10 + 4000);
+  EXPECT_EQ(profile_bytes_moved("pack", 1000, 0.01, 1), 160);
+  EXPECT_EQ(profile_bytes_moved("adtopk", 2000, 0.01, 1), 8000 + 8 * 20);
+  EXPECT_THROW(profile_bytes_moved("x", 1, 0.1, 1), std::invalid_argument);
+}
+
+TEST(Profiler, CudaWithoutDeviceFailsCleanly) {
+  if (cuda::device_available()) GTEST_SKIP() << "a CUDA device is present";
+  ProfileOptions o;
+  o.device = "cuda";
+  o.sizes = {1000};
+  EXPECT_THROW(run_profile(o), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace sparsefuse::kernels
