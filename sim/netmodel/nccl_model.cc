@@ -205,7 +205,9 @@ int NcclModel::channels_used(Algorithm algorithm, Protocol protocol, double byte
 
 Candidate NcclModel::candidate(Collective collective, Algorithm algorithm, Protocol protocol, double bytes,
                                int lat_count) const {
-  Candidate c{algorithm, protocol};
+  Candidate c;
+  c.algorithm = algorithm;
+  c.protocol = protocol;
   const int ci = int(collective);
   if (algorithm == Algorithm::kTree && collective != Collective::kAllReduce) {
     c.why_disabled = "tree implements allreduce only";

@@ -100,8 +100,8 @@ struct Restriction {
 };
 
 struct Candidate {
-  Algorithm algorithm;
-  Protocol protocol;
+  Algorithm algorithm = Algorithm::kTree;
+  Protocol protocol = Protocol::kLL;
   bool enabled = false;     // supported, allowed by the restriction and by LL128 rules
   std::string why_disabled;
   double latency_us = 0;    // after the plateau correction

@@ -98,6 +98,12 @@ std::optional<TopologyConfig> find_preset(const std::string& name) {
 std::string unknown_preset_message(const std::string& name) {
   auto names = topology_preset_names();
   std::string hint = nearest_name(name, names);
+  if (hint.empty() && !name.empty()) {  // "dgx-h200" for "dgx-h200-ib400": a unique prefix
+    for (const auto& n : names) {
+      if (n.rfind(name, 0) == 0) hint = hint.empty() ? n : "-";
+    }
+    if (hint == "-") hint.clear();
+  }
   if (!hint.empty()) return fmt::format("unknown topology preset \"{}\"; did you mean \"{}\"?", name, hint);
   std::string all;
   for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
@@ -294,7 +300,7 @@ Topology::Topology(const TopologyConfig& config) : config_(config), graph_(std::
       }
     }
   }
-  hops_cache_.resize(names_.size());
+  hops_cache_.resize(names_.size() * 2);
 }
 
 Topology::~Topology() = default;
@@ -340,13 +346,18 @@ int Topology::gpu_vertex(int rank) const {
   return gpus_[size_t(node) * size_t(config_.gpus_per_node) + size_t(local)];
 }
 
-const std::vector<int>& Topology::hops_to(int target) const {
+bool Topology::usable(int link, bool within_node) const {
+  LinkKind kind = links_[size_t(link)].kind;
+  return within_node ? kind == LinkKind::kIntra : kind != LinkKind::kIntra;
+}
+
+const std::vector<int>& Topology::hops_to(int target, bool within_node) const {
   std::lock_guard<std::mutex> lock(cache_mutex_);
-  auto& slot = hops_cache_[size_t(target)];
+  auto& slot = hops_cache_[size_t(target) * 2 + (within_node ? 1 : 0)];
   if (!slot) {
-    // Breadth-first from TARGET. Every cable is a pair of opposite links, so
-    // hops from TARGET equal hops to it. GPUs other than TARGET are reached
-    // but not expanded: they are endpoints, never transit.
+    // Breadth-first from TARGET over the usable links. Every cable is a pair
+    // of opposite links, so hops from TARGET equal hops to it. GPUs other
+    // than TARGET are reached but not expanded: they are endpoints, never transit.
     auto hops = std::make_unique<std::vector<int>>(names_.size(), -1);
     std::deque<int> queue = {target};
     (*hops)[size_t(target)] = 0;
@@ -356,6 +367,7 @@ const std::vector<int>& Topology::hops_to(int target) const {
       if (v != target && is_gpu_[size_t(v)]) continue;
       for (auto [e, end] = boost::out_edges(size_t(v), graph_->g); e != end; ++e) {
         int w = int(boost::target(*e, graph_->g));
+        if (!usable(graph_->g[*e].link, within_node)) continue;
         if ((*hops)[size_t(w)] < 0) {
           (*hops)[size_t(w)] = (*hops)[size_t(v)] + 1;
           queue.push_back(w);
@@ -371,14 +383,16 @@ std::vector<int> Topology::path(int rank_a, int rank_b) const {
   const int src = gpu_vertex(rank_a), dst = gpu_vertex(rank_b);
   std::vector<int> links;
   if (src == dst) return links;
-  const std::vector<int>& hops = hops_to(dst);
+  const bool within_node = node_of(rank_a) == node_of(rank_b);
+  const std::vector<int>& hops = hops_to(dst, within_node);
   if (hops[size_t(src)] < 0) throw std::logic_error("Topology: no path between ranks");
   uint64_t state = (uint64_t(uint32_t(rank_a)) << 32) | uint32_t(rank_b);
   for (int v = src; v != dst;) {
     std::vector<std::pair<int, int>> next;  // (link, vertex), in edge insertion order
     for (auto [e, end] = boost::out_edges(size_t(v), graph_->g); e != end; ++e) {
       int w = int(boost::target(*e, graph_->g));
-      if (hops[size_t(w)] == hops[size_t(v)] - 1 && (w == dst || !is_gpu_[size_t(w)])) {
+      if (usable(graph_->g[*e].link, within_node) && hops[size_t(w)] == hops[size_t(v)] - 1 &&
+          (w == dst || !is_gpu_[size_t(w)])) {
         next.push_back({graph_->g[*e].link, w});
       }
     }

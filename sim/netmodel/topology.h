@@ -79,7 +79,9 @@ class Topology {
   // The links from rank A to rank B, in order, on a shortest path by hop
   // count. Equal-cost paths (fat-tree and rail spines) are chosen by a hash
   // of (A, B), like static ECMP: deterministic, and spreading pairs over
-  // spines. GPUs are never transit vertices. Empty when A == B. Thread-safe.
+  // spines. GPUs are never transit vertices; traffic inside a node stays on
+  // the NVSwitch/PCIe switch, traffic between nodes leaves through the
+  // sender's NIC (no PXN-style relay). Empty when A == B. Thread-safe.
   std::vector<int> path(int rank_a, int rank_b) const;
   double path_latency_ns(const std::vector<int>& links) const;
 
@@ -91,7 +93,11 @@ class Topology {
  private:
   struct Graph;  // the Boost.Graph adjacency_list, kept out of this header
 
-  const std::vector<int>& hops_to(int vertex) const;  // BFS hop counts towards VERTEX, cached
+  // Paths inside a node use only intra-node links; paths between nodes use
+  // only NIC and fabric links (GPU -> its NIC -> fabric -> NIC -> GPU; no
+  // relaying through another GPU or a shared NIC between two local GPUs).
+  bool usable(int link, bool within_node) const;
+  const std::vector<int>& hops_to(int vertex, bool within_node) const;  // BFS hop counts, cached
 
   TopologyConfig config_;
   std::unique_ptr<Graph> graph_;
@@ -100,7 +106,7 @@ class Topology {
   std::vector<bool> is_gpu_;
   std::vector<int> gpus_;  // vertex of GPU (node, local index), at node * gpus_per_node + local
   mutable std::mutex cache_mutex_;
-  mutable std::vector<std::unique_ptr<std::vector<int>>> hops_cache_;
+  mutable std::vector<std::unique_ptr<std::vector<int>>> hops_cache_;  // [vertex * 2 + within_node]
 };
 
 // Parses a "topology" object: an optional "preset" whose values the other
