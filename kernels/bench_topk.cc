@@ -10,7 +10,7 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/rng.h"
+#include "kernels/synthetic.h"
 #include "kernels/topk.h"
 
 namespace sk = sparsefuse::kernels;
@@ -19,21 +19,10 @@ namespace {
 
 constexpr int64_t kN = 10'000'000;
 
-// Gradient-like data: Gaussian (Box-Muller on xoshiro draws) with scale 1e-3,
-// fixed seed so every benchmark sees the same input.
+// Gradient-like data: Gaussian with scale 1e-3, fixed seed so every benchmark
+// sees the same input.
 const std::vector<float>& data() {
-  static const std::vector<float> d = [] {
-    std::vector<float> v(kN);
-    sk::Xoshiro256 rng(12345);
-    for (int64_t i = 0; i < kN; i += 2) {
-      const double u1 = (double((rng.next() >> 11) + 1)) * 0x1.0p-53;
-      const double u2 = double(rng.next() >> 11) * 0x1.0p-53;
-      const double r = std::sqrt(-2.0 * std::log(u1)) * 1e-3;
-      v[i] = float(r * std::cos(2 * M_PI * u2));
-      if (i + 1 < kN) v[i + 1] = float(r * std::sin(2 * M_PI * u2));
-    }
-    return v;
-  }();
+  static const std::vector<float> d = sk::gaussian_gradient(kN, 12345, 1e-3);
   return d;
 }
 

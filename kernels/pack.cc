@@ -6,26 +6,6 @@
 namespace sparsefuse::kernels {
 namespace {
 
-void check_layout(const std::vector<int64_t>& offsets, const std::vector<int64_t>& counts) {
-  if (offsets.size() != counts.size() + 1)
-    throw std::invalid_argument("pack: offsets must have one more entry than counts");
-  if (offsets.front() < 0 || offsets.back() > kMaxElements)
-    throw std::invalid_argument("pack: offsets outside [0, 2^31 - 1]");
-  for (size_t t = 0; t < counts.size(); ++t) {
-    if (offsets[t + 1] < offsets[t]) throw std::invalid_argument("pack: offsets decrease");
-    if (counts[t] < 0) throw std::invalid_argument("pack: negative count");
-  }
-}
-
-int64_t sum_counts(const char* kernel, const std::vector<int64_t>& counts) {
-  int64_t total = 0;
-  for (const int64_t c : counts) {
-    if (c < 0) throw std::invalid_argument(std::string(kernel) + ": negative count");
-    total += c;
-  }
-  return total;
-}
-
 [[noreturn]] void bad_index(const char* kernel, int64_t pos, int64_t idx, int64_t limit) {
   throw std::out_of_range(std::string(kernel) + ": index " + std::to_string(idx) +
                           " at stream position " + std::to_string(pos) + " outside [0, " +
@@ -34,9 +14,28 @@ int64_t sum_counts(const char* kernel, const std::vector<int64_t>& counts) {
 
 }  // namespace
 
+int64_t total_count(const char* kernel, const std::vector<int64_t>& counts) {
+  int64_t total = 0;
+  for (const int64_t c : counts) {
+    if (c < 0) throw std::invalid_argument(std::string(kernel) + ": negative count");
+    total += c;
+  }
+  return total;
+}
+
+int64_t check_pack_layout(const std::vector<int64_t>& offsets, const std::vector<int64_t>& counts) {
+  if (offsets.size() != counts.size() + 1)
+    throw std::invalid_argument("pack: offsets must have one more entry than counts");
+  if (offsets.front() < 0 || offsets.back() > kMaxElements)
+    throw std::invalid_argument("pack: offsets outside [0, 2^31 - 1]");
+  for (size_t t = 0; t < counts.size(); ++t)
+    if (offsets[t + 1] < offsets[t]) throw std::invalid_argument("pack: offsets decrease");
+  return total_count("pack", counts);
+}
+
 int64_t pack(const float* buffer, const std::vector<int64_t>& offsets, const int32_t* local_indices,
              const std::vector<int64_t>& counts, float* out_values, int32_t* out_indices) {
-  check_layout(offsets, counts);
+  check_pack_layout(offsets, counts);
   int64_t j = 0;
   for (size_t t = 0; t < counts.size(); ++t) {
     const int64_t base = offsets[t];
@@ -55,7 +54,7 @@ int64_t pack(const float* buffer, const std::vector<int64_t>& offsets, const int
 Selection pack(const float* buffer, const std::vector<int64_t>& offsets,
                const int32_t* local_indices, const std::vector<int64_t>& counts) {
   Selection s;
-  s.resize(sum_counts("pack", counts));
+  s.resize(check_pack_layout(offsets, counts));
   pack(buffer, offsets, local_indices, counts, s.values.data(), s.indices.data());
   return s;
 }
@@ -64,7 +63,7 @@ void unpack(const float* values, const int32_t* indices, const std::vector<int64
             int64_t n, float* dense) {
   check_size("unpack", n);
   if (counts.empty()) throw std::invalid_argument("unpack: no workers");
-  const int64_t total = sum_counts("unpack", counts);
+  const int64_t total = total_count("unpack", counts);
   for (int64_t j = 0; j < total; ++j)
     if (indices[j] < 0 || indices[j] >= n) bad_index("unpack", j, indices[j], n);
   std::fill(dense, dense + n, 0.0f);

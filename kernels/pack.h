@@ -26,6 +26,13 @@ int64_t pack(const float* buffer, const std::vector<int64_t>& offsets, const int
 Selection pack(const float* buffer, const std::vector<int64_t>& offsets,
                const int32_t* local_indices, const std::vector<int64_t>& counts);
 
+// Validation shared by the CPU and CUDA pack/unpack. check_pack_layout throws
+// std::invalid_argument for a malformed layout (sizes, bounds, decreasing
+// offsets, negative counts) and returns sum(counts); total_count throws for a
+// negative count and returns the sum.
+int64_t check_pack_layout(const std::vector<int64_t>& offsets, const std::vector<int64_t>& counts);
+int64_t total_count(const char* kernel, const std::vector<int64_t>& counts);
+
 // unpack (the correct receiver): the allgathered stream is P workers' slices
 // concatenated, worker r contributing counts[r] entries. Zero-fills dense[0..n),
 // then for r = 0..P-1 in order, for its entries in stream order:

@@ -16,6 +16,7 @@
 #include "kernels/estimators.h"
 #include "kernels/pack.h"
 #include "kernels/rng.h"
+#include "kernels/synthetic.h"
 #include "kernels/topk.h"
 
 namespace sparsefuse::kernels {
@@ -59,23 +60,7 @@ double time_cpu_us(const std::function<void()>& fn, int reps, bool warmup) {
 }
 
 double time_cuda_us(const std::function<void()>& fn, int reps) {
-  cudaEvent_t a, b;
-  cuda::check(cudaEventCreate(&a), "cudaEventCreate");
-  cuda::check(cudaEventCreate(&b), "cudaEventCreate");
-  fn();  // warm-up: workspace growth
-  std::vector<double> t;
-  for (int r = 0; r < std::max(reps, 3); ++r) {
-    cuda::check(cudaEventRecord(a), "cudaEventRecord");
-    fn();
-    cuda::check(cudaEventRecord(b), "cudaEventRecord");
-    cuda::check(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float ms = 0;
-    cuda::check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    t.push_back(ms * 1e3);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return median(t);
+  return cuda::median_event_time_us(fn, std::max(reps, 3));
 }
 
 std::string today_utc() {
@@ -117,20 +102,6 @@ std::string compiler() {
 #else
   return "unknown";
 #endif
-}
-
-// Synthetic Gaussian gradient, scale 1e-3 (Box-Muller on xoshiro256**).
-std::vector<float> gaussian(int64_t n, uint64_t seed) {
-  std::vector<float> v(static_cast<size_t>(n));
-  Xoshiro256 rng(seed);
-  for (int64_t i = 0; i < n; i += 2) {
-    const double u1 = (static_cast<double>(rng.next() >> 11) + 1.0) * 0x1.0p-53;
-    const double u2 = static_cast<double>(rng.next() >> 11) * 0x1.0p-53;
-    const double r = 1e-3 * std::sqrt(-2.0 * std::log(u1));
-    v[i] = static_cast<float>(r * std::cos(2.0 * M_PI * u2));
-    if (i + 1 < n) v[i + 1] = static_cast<float>(r * std::sin(2.0 * M_PI * u2));
-  }
-  return v;
 }
 
 // The pack layout: 4 tensors of (nearly) equal size, k selections spread over
@@ -245,7 +216,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   std::vector<int32_t> indices;
   TopkWorkspace ws;
   auto prepare = [&](int64_t n) -> Measure {
-    g = gaussian(n, 1);
+    g = gaussian_gradient(n, 1, 1e-3);
     r.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) r[i] = 0.1f * g[n - 1 - i];
     dense.assign(static_cast<size_t>(n), 0.0f);

@@ -11,6 +11,7 @@
 
 #include "kernels/common.h"
 #include "kernels/rng.h"
+#include "kernels/synthetic.h"
 
 namespace sparsefuse::kernels::testing {
 
@@ -29,11 +30,7 @@ inline std::vector<int32_t> oracle_topk_indices(const std::vector<float>& g, int
 
 inline double uniform01(Xoshiro256& rng) { return double(rng.next() >> 11) * 0x1.0p-53; }
 
-inline double normal(Xoshiro256& rng) {
-  const double u1 = (double((rng.next() >> 11) + 1)) * 0x1.0p-53;
-  const double u2 = uniform01(rng);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-}
+inline double normal(Xoshiro256& rng) { return standard_normal(rng); }
 
 enum class Dist {
   kGaussian,     // N(0, 1e-3^2)

@@ -297,13 +297,6 @@ std::vector<int32_t> randomk_indices(int64_t n, int64_t k, const RandomkKey& key
 
 // ---------------------------------------------------------------- ADTopk
 
-namespace {
-
-struct AdtopkGeometry {
-  int64_t n = 0, d0 = 1, d1 = 1, rest = 1, k1 = 0;
-  bool compress = false;
-};
-
 AdtopkGeometry adtopk_geometry(const std::vector<int64_t>& shape, double rho) {
   static constexpr char kName[] = "adtopk";
   check_density(kName, rho);
@@ -325,16 +318,8 @@ AdtopkGeometry adtopk_geometry(const std::vector<int64_t>& shape, double rho) {
   return geo;
 }
 
-}  // namespace
-
-int64_t adtopk_row_k(const std::vector<int64_t>& shape, double rho) {
-  const AdtopkGeometry geo = adtopk_geometry(shape, rho);
-  return geo.compress ? geo.k1 : geo.n;
-}
-
 int64_t adtopk_count(const std::vector<int64_t>& shape, double rho) {
-  const AdtopkGeometry geo = adtopk_geometry(shape, rho);
-  return geo.compress ? geo.d0 * geo.rest * geo.k1 : geo.n;
+  return adtopk_geometry(shape, rho).count();
 }
 
 Selection adtopk(const float* g, const std::vector<int64_t>& shape, double rho) {
@@ -349,7 +334,7 @@ Selection adtopk(const float* g, const std::vector<int64_t>& shape, double rho) 
     return out;
   }
   const int64_t d1 = geo.d1, rest = geo.rest, k1 = geo.k1;
-  out.resize(geo.d0 * rest * k1);
+  out.resize(geo.count());
   const int64_t block = d1 * rest;
   std::vector<uint8_t> chosen(static_cast<size_t>(block));
   std::vector<uint64_t> row(static_cast<size_t>(d1));  // (key << 32) | ~j: larger is better

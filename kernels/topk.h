@@ -81,8 +81,19 @@ std::vector<int32_t> randomk_indices(int64_t n, int64_t k, const RandomkKey& key
 // than 2 dims are not compressed: every element is returned. Non-finite input
 // raises NonFiniteError (any rank).
 Selection adtopk(const float* g, const std::vector<int64_t>& shape, double rho);
-int64_t adtopk_row_k(const std::vector<int64_t>& shape, double rho);   // k1 (or n for 1-D)
-int64_t adtopk_count(const std::vector<int64_t>& shape, double rho);   // total selected
+
+// The ADTopk view of a shape (validated: non-negative dims, n <= 2^31 - 1,
+// rho in (0, 1]). compress is false for rank < 2 or n == 0 (everything kept).
+struct AdtopkGeometry {
+  int64_t n = 0;     // elements
+  int64_t d0 = 1, d1 = 1, rest = 1;
+  int64_t k1 = 0;    // per-row count (when compress)
+  bool compress = false;
+  int64_t rows() const { return d0 * rest; }
+  int64_t count() const { return compress ? rows() * k1 : n; }  // total selected
+};
+AdtopkGeometry adtopk_geometry(const std::vector<int64_t>& shape, double rho);
+int64_t adtopk_count(const std::vector<int64_t>& shape, double rho);
 
 // Threshold compaction ("pack given a threshold"): every i with |g[i]| > thr
 // (strict) or |g[i]| >= thr (!strict), in ascending order, stopping after `limit`

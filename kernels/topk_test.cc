@@ -318,7 +318,7 @@ TEST(Adtopk, PerRowCountsAndOracle) {
       const int64_t d0 = c.shape[0], d1 = c.shape[1];
       const int64_t rest = n / (d0 * d1);
       const int64_t k1 = std::max<int64_t>(1, static_cast<int64_t>(std::floor(d1 * c.rho)));
-      ASSERT_EQ(adtopk_row_k(c.shape, c.rho), std::min(k1, d1));
+      ASSERT_EQ(adtopk_geometry(c.shape, c.rho).k1, std::min(k1, d1));
       ASSERT_EQ(s.size(), d0 * rest * std::min(k1, d1));
       ASSERT_EQ(adtopk_count(c.shape, c.rho), s.size());
       std::vector<int64_t> want;

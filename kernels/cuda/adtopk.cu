@@ -145,20 +145,18 @@ __global__ void __launch_bounds__(kRowThreads)
 int64_t adtopk(const float* g, const std::vector<int64_t>& shape, double rho, float* values,
                int32_t* indices, Workspace& ws, cudaStream_t stream) {
   static constexpr char kName[] = "adtopk";
-  const int64_t count = kernels::adtopk_count(shape, rho);  // validates shape and rho
-  int64_t n = 1;
-  for (const int64_t d : shape) n *= d;
-  if (shape.size() < 2 || n == 0) {
+  const AdtopkGeometry geo = adtopk_geometry(shape, rho);  // validates shape and rho
+  const int64_t n = geo.n;
+  const int64_t count = geo.count();
+  if (!geo.compress) {
     detail::require_finite(kName, g, n, ws, stream);
     detail::iota(indices, n, stream);
     if (n) check(cudaMemcpyAsync(values, g, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), "copy");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     return n;
   }
-  const int64_t d0 = shape[0], d1 = shape[1];
-  const int64_t rest = n / (d0 * d1);
-  const int64_t k1 = kernels::adtopk_row_k(shape, rho);
-  const int64_t rows = d0 * rest;
+  const int64_t d1 = geo.d1, rest = geo.rest, k1 = geo.k1;
+  const int64_t rows = geo.rows();
   auto* first_bad = static_cast<unsigned long long*>(ws.device(detail::kSlotTmp, sizeof(unsigned long long) * 2));
   auto* num = reinterpret_cast<long long*>(first_bad + 1);
   check(cudaMemsetAsync(first_bad, 0xFF, sizeof(unsigned long long), stream), "memset");

@@ -29,31 +29,6 @@
 namespace sk = sparsefuse::kernels;
 namespace skc = sparsefuse::kernels::cuda;
 
-namespace {
-
-double time_us(const std::function<void()>& fn, int reps) {
-  cudaEvent_t a, b;
-  skc::check(cudaEventCreate(&a), "cudaEventCreate");
-  skc::check(cudaEventCreate(&b), "cudaEventCreate");
-  fn();  // warm-up (workspace growth, first-touch)
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    skc::check(cudaEventRecord(a), "cudaEventRecord");
-    fn();
-    skc::check(cudaEventRecord(b), "cudaEventRecord");
-    skc::check(cudaEventSynchronize(b), "cudaEventSynchronize");
-    float ms = 0;
-    skc::check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    t.push_back(ms * 1e3);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   int64_t max_elements = 500'000'000;
   int reps = 10;
@@ -90,7 +65,7 @@ int main(int argc, char** argv) {
         skc::DeviceBuffer<int32_t> idx(k);
         const double pairs = 8.0 * k;
         auto row = [&](const char* name, double bytes, const std::function<void()>& fn) {
-          const double t = time_us(fn, reps);
+          const double t = skc::median_event_time_us(fn, reps);
           const double floor_us = bytes / bw * 1e6;
           std::printf("  %12lld %8.3f %-12s %12.2f %10.2f %10.2f %8.2f\n", static_cast<long long>(n), d, name, t,
                       t1, floor_us, t / floor_us);

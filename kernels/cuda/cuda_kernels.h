@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -212,8 +213,12 @@ DeviceSelection select_abs_threshold(const float* g, int64_t n, float thr, bool 
 int64_t count_abs_threshold(const float* g, int64_t n, float thr, bool strict, Workspace& ws,
                             cudaStream_t stream = nullptr);
 
-// Device-to-device streaming copy of `bytes`, timed with CUDA events over
-// `reps` repetitions: returns the copy bandwidth in bytes/s counting read +
+// Median over max(reps, 1) calls of fn, each timed with CUDA events recorded on
+// the legacy default stream around it, after one untimed warm-up call; in us.
+double median_event_time_us(const std::function<void()>& fn, int reps);
+
+// Device-to-device streaming copy of `bytes` (median of `reps` copies timed
+// with CUDA events): returns the copy bandwidth in bytes/s counting read +
 // write (2 * bytes per copy). Used for the memory floor.
 double measure_copy_bandwidth(size_t bytes, int reps, Workspace& ws);
 

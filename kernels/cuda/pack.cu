@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/internal.h"
+#include "kernels/pack.h"
 #include "kernels/rng.h"
 
 namespace sparsefuse::kernels::cuda {
@@ -138,27 +139,12 @@ void read_counters(unsigned long long* dev, unsigned long long* host, Workspace&
                           std::to_string(pos) + " outside [0, " + std::to_string(limit) + ")");
 }
 
-int64_t sum_counts(const char* kernel, const std::vector<int64_t>& counts) {
-  int64_t total = 0;
-  for (const int64_t c : counts) {
-    if (c < 0) throw std::invalid_argument(std::string(kernel) + ": negative count");
-    total += c;
-  }
-  return total;
-}
-
 }  // namespace
 
 int64_t pack(const float* buffer, const std::vector<int64_t>& offsets, const int32_t* local_indices,
              const std::vector<int64_t>& counts, float* out_values, int32_t* out_indices,
              Workspace& ws, cudaStream_t stream) {
-  if (offsets.size() != counts.size() + 1)
-    throw std::invalid_argument("pack: offsets must have one more entry than counts");
-  if (offsets.front() < 0 || offsets.back() > kMaxElements)
-    throw std::invalid_argument("pack: offsets outside [0, 2^31 - 1]");
-  for (size_t t = 0; t < counts.size(); ++t)
-    if (offsets[t + 1] < offsets[t]) throw std::invalid_argument("pack: offsets decrease");
-  const int64_t total = sum_counts("pack", counts);
+  const int64_t total = check_pack_layout(offsets, counts);
   if (total == 0) return 0;
   const int num_tensors = static_cast<int>(counts.size());
   const size_t table_bytes = 2 * (counts.size() + 1) * sizeof(int64_t);
@@ -189,7 +175,7 @@ void unpack(const float* values, const int32_t* indices, const std::vector<int64
             int64_t n, float* dense, Workspace& ws, cudaStream_t stream, bool deterministic) {
   check_size("unpack", n);
   if (counts.empty()) throw std::invalid_argument("unpack: no workers");
-  const int64_t total = sum_counts("unpack", counts);
+  const int64_t total = total_count("unpack", counts);
   unsigned long long* c = counters(ws, stream);
   if (n) check(cudaMemsetAsync(dense, 0, n * sizeof(float), stream), "zero dense");
   if (deterministic) {
@@ -244,19 +230,13 @@ double measure_copy_bandwidth(size_t bytes, int reps, Workspace& ws) {
   auto* buf = static_cast<float4*>(ws.device(detail::kSlotBench, 2 * n4 * sizeof(float4)));
   check(cudaMemset(buf, 0, 2 * n4 * sizeof(float4)), "memset");
   const int grid = ws.sm_count() * 8;
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
-  copy_kernel<<<grid, kThreads>>>(buf, buf + n4, n4);  // warm-up
-  check(cudaEventRecord(start), "cudaEventRecord");
-  for (int i = 0; i < reps; ++i) copy_kernel<<<grid, kThreads>>>(buf, buf + n4, n4);
-  check(cudaEventRecord(stop), "cudaEventRecord");
-  check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-  float ms = 0;
-  check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return 2.0 * static_cast<double>(n4) * 16.0 * reps / (ms * 1e-3);
+  const double us = median_event_time_us(
+      [&] {
+        copy_kernel<<<grid, kThreads>>>(buf, buf + n4, n4);
+        check(cudaGetLastError(), "copy_kernel");
+      },
+      reps);
+  return 2.0 * static_cast<double>(n4) * 16.0 / (us * 1e-6);
 }
 
 void fill_normal(float* d, int64_t n, uint64_t seed, float scale, cudaStream_t stream) {

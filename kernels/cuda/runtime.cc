@@ -2,6 +2,8 @@
 // workspace memory.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+
 #include "kernels/cuda/cuda_kernels.h"
 
 namespace sparsefuse::kernels::cuda {
@@ -78,6 +80,33 @@ int Workspace::sm_count() {
           "cudaDeviceGetAttribute");
   }
   return sm_count_;
+}
+
+double median_event_time_us(const std::function<void()>& fn, int reps) {
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  std::vector<double> t;
+  try {
+    fn();  // warm-up: workspace growth, first touch
+    for (int r = 0; r < std::max(reps, 1); ++r) {
+      check(cudaEventRecord(a), "cudaEventRecord");
+      fn();
+      check(cudaEventRecord(b), "cudaEventRecord");
+      check(cudaEventSynchronize(b), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+      t.push_back(ms * 1e3);
+    }
+  } catch (...) {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    throw;
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
 }
 
 Selection to_host(const DeviceSelection& s) {
