@@ -12,10 +12,11 @@ class InputError : public std::runtime_error {
  public:
   InputError(std::string file, std::string pointer, std::string problem)
       : std::runtime_error(compose(file, pointer, problem)),
-        file_(std::move(file)), pointer_(std::move(pointer)) {}
+        file_(std::move(file)), pointer_(std::move(pointer)), problem_(std::move(problem)) {}
 
   const std::string& file() const { return file_; }
   const std::string& pointer() const { return pointer_; }
+  const std::string& problem() const { return problem_; }  // without file and pointer
 
  private:
   static std::string compose(const std::string& file, const std::string& pointer,
@@ -26,6 +27,7 @@ class InputError : public std::runtime_error {
   }
   std::string file_;
   std::string pointer_;
+  std::string problem_;
 };
 
 }  // namespace sparsefuse

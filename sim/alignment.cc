@@ -18,7 +18,7 @@ static CollectiveCost plus(CollectiveCost a, CollectiveCost b) {
   return {a.latency_ns + b.latency_ns, a.transfer_ns + b.transfer_ns};
 }
 
-CollectiveCost operation_cost(const FlatNetwork& network, const policy::Bucket& b, const Contributions& c) {
+CollectiveCost operation_cost(const NetworkModel& network, const policy::Bucket& b, const Contributions& c) {
   if (b.collective != Collective::kAllgather) return network.collective_cost(b.collective, c.max);
   switch (b.alignment) {
     case Alignment::kFixed:

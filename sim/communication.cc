@@ -27,6 +27,7 @@ uint64_t CommunicationEngine::run(std::vector<Operation>& ops) {
   std::map<int, CommunicatorState> communicators;
   std::vector<bool> posted(ops.size(), false);
   std::vector<Transfer> active;
+  std::vector<double> speed;  // of each active transfer, as a fraction of its speed alone
   TimeNs last_update = 0;
   int version = 0;  // invalidates TransferDone events scheduled before a change
 
@@ -42,18 +43,16 @@ uint64_t CommunicationEngine::run(std::vector<Operation>& ops) {
     queue_.schedule(now + op.cost.latency_ns, kLatencyDone, int(&op - ops.data()));
   };
   auto advance = [&](TimeNs now) {
-    if (!active.empty()) {
-      double share = double(now - last_update) / double(active.size());
-      for (auto& t : active) t.remaining_ns -= share;
-    }
+    for (size_t i = 0; i < active.size(); ++i) active[i].remaining_ns -= double(now - last_update) * speed[i];
     last_update = now;
   };
-  auto reschedule = [&](TimeNs now) {
+  auto reschedule = [&](TimeNs now) {  // after the set of transfers changed
     ++version;
     if (active.empty()) return;
-    double least = active.front().remaining_ns;
-    for (const auto& t : active) least = std::min(least, t.remaining_ns);
-    queue_.schedule(now + TimeNs(std::llround(std::max(0.0, least) * double(active.size()))), kTransferDone, version);
+    contention_.speeds(int(active.size()), speed);
+    double soonest = 1e300;
+    for (size_t i = 0; i < active.size(); ++i) soonest = std::min(soonest, std::max(0.0, active[i].remaining_ns) / speed[i]);
+    queue_.schedule(now + TimeNs(std::llround(soonest)), kTransferDone, version);
   };
   auto finish = [&](int i, TimeNs now) {
     ops[i].end = now;
@@ -83,6 +82,7 @@ uint64_t CommunicationEngine::run(std::vector<Operation>& ops) {
       }
       active.erase(std::remove_if(active.begin(), active.end(), [](const Transfer& t) { return t.remaining_ns < 0.5; }),
                    active.end());
+      speed.resize(active.size());
       for (int i : done) finish(i, e.time);
       reschedule(e.time);
     }

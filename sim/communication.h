@@ -5,16 +5,16 @@
 // waiting is their sync wait.
 //
 // An operation first pays its latency terms, then moves its bytes. Operations
-// on different communicators that are moving bytes at the same time share the
-// network equally (processor sharing: with n such transfers each progresses
-// at 1/n of full speed), recomputed whenever a transfer starts or ends — the
-// flat network's form of link contention.
+// on different communicators that are moving bytes at the same time share
+// bandwidth as CONTENTION says (sim/contention.h), recomputed whenever a
+// transfer starts or ends.
 #pragma once
 
 #include <vector>
 
 #include "common/time.h"
 #include "policy/bucket.h"
+#include "sim/contention.h"
 #include "sim/event_queue.h"
 #include "sim/network.h"
 
@@ -31,10 +31,12 @@ struct Operation {
 
 class CommunicationEngine {
  public:
+  explicit CommunicationEngine(const Contention& contention) : contention_(contention) {}
   // Resolves start and end of OPS (in issue order); returns events processed.
   uint64_t run(std::vector<Operation>& ops);
 
  private:
+  const Contention& contention_;
   EventQueue queue_;
 };
 

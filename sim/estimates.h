@@ -11,7 +11,7 @@ namespace sparsefuse::sim {
 
 class SimulatorEstimates : public policy::CostEstimator {
  public:
-  SimulatorEstimates(const FlatNetwork& network, const CompressionCost& compression)
+  SimulatorEstimates(const NetworkModel& network, const CompressionCost& compression)
       : network_(network), compression_(compression) {}
 
   int workers() const override { return network_.workers(); }
@@ -27,7 +27,7 @@ class SimulatorEstimates : public policy::CostEstimator {
   }
 
  private:
-  const FlatNetwork& network_;
+  const NetworkModel& network_;
   const CompressionCost& compression_;
 };
 

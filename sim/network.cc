@@ -1,12 +1,40 @@
 #include "sim/network.h"
 
+#include "sim/netmodel/nccl_model.h"
+
 #include <cmath>
 
 namespace sparsefuse::sim {
 
 NetworkConfig NetworkConfig::parse(const JsonNode& node) {
-  node.check_keys({"latency_us", "bandwidth_gbps", "allreduce", "tree_segment_bytes"});
+  node.check_keys({"model", "latency_us", "bandwidth_gbps", "allreduce", "tree_segment_bytes", "latency_noise_cv",
+                   "nccl_algo", "nccl_proto", "nccl_channels", "hierarchical_allreduce", "profile"});
   NetworkConfig c;
+  c.model = node.get_string("model", c.model);
+  if (c.model != "flat" && c.model != "nccl" && c.model != "calibrated") {
+    node.child("model").fail("expected \"flat\", \"nccl\" or \"calibrated\", got \"" + c.model + "\"");
+  }
+  c.latency_noise_cv = node.get_number("latency_noise_cv", 0.0, 0.0, 10.0);
+  c.nccl_algo = node.get_string("nccl_algo", "");
+  c.nccl_proto = node.get_string("nccl_proto", "");
+  // Validate the restriction syntax here, where the JSON pointer is known.
+  for (const char* key : {"nccl_algo", "nccl_proto"}) {
+    const std::string& spec = std::string(key) == "nccl_algo" ? c.nccl_algo : c.nccl_proto;
+    if (spec.empty()) continue;
+    try {
+      netmodel::Restriction r;
+      if (std::string(key) == "nccl_algo") r.restrict_algorithms(spec, "");
+      else r.restrict_protocols(spec, "");
+    } catch (const InputError& e) {
+      node.child(key).fail(e.problem());
+    }
+  }
+  c.nccl_channels = int(node.get_int("nccl_channels", 0, 0, 64));
+  c.hierarchical_allreduce = node.get_bool("hierarchical_allreduce", false);
+  c.profile = node.get_string("profile", "");
+  if (c.model == "calibrated" && c.profile.empty()) {
+    node.fail("model \"calibrated\" needs \"profile\": a file with a measured \"collectives\" table");
+  }
   c.latency_us = node.get_number("latency_us", c.latency_us, 0, 1e9);
   c.bandwidth_gbps = node.get_number("bandwidth_gbps", c.bandwidth_gbps, 0, 1e9, /*min_exclusive=*/true);
   c.allreduce = node.get_string("allreduce", c.allreduce);
@@ -18,8 +46,23 @@ NetworkConfig NetworkConfig::parse(const JsonNode& node) {
 }
 
 Json NetworkConfig::to_json() const {
-  return {{"latency_us", latency_us}, {"bandwidth_gbps", bandwidth_gbps}, {"allreduce", allreduce},
-          {"tree_segment_bytes", tree_segment_bytes}};
+  Json j = {{"model", model},
+            {"latency_us", latency_us},
+            {"bandwidth_gbps", bandwidth_gbps},
+            {"allreduce", allreduce},
+            {"tree_segment_bytes", tree_segment_bytes},
+            {"latency_noise_cv", latency_noise_cv},
+            {"hierarchical_allreduce", hierarchical_allreduce},
+            {"nccl_channels", nccl_channels}};
+  if (!nccl_algo.empty()) j["nccl_algo"] = nccl_algo;
+  if (!nccl_proto.empty()) j["nccl_proto"] = nccl_proto;
+  if (!profile.empty()) j["profile"] = profile;
+  return j;
+}
+
+Json FlatNetwork::describe() const {
+  return {{"model", "flat"}, {"latency_us", config_.latency_us}, {"bandwidth_gbps", config_.bandwidth_gbps},
+          {"allreduce", config_.allreduce}};
 }
 
 static double ceil_log2(int p) { return std::ceil(std::log2(double(p))); }

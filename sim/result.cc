@@ -62,6 +62,7 @@ Json SimResult::to_json(bool timing) const {
       {"lost_contributions", lost_contributions},
       {"tensor_missing_rate", plan.value("tensor_missing_rate", 0.0)},
       {"plan", plan},
+      {"network", network},
       {"trace_provenance", provenance},
       {"compression_costs", compression_costs},
       {"scenario", scenario},

@@ -58,7 +58,7 @@ static Trace load_model(const JsonNode& node, const std::string& scenario_file) 
 Scenario parse_scenario(const Json& document, const std::string& file) {
   JsonNode root(document, file, "");
   root.check_keys({"description", "model", "batch_per_worker", "workers", "iterations", "warmup_iterations",
-                   "seed", "scheme", "network", "variability", "compression"});
+                   "seed", "scheme", "network", "topology", "variability", "compression"});
   Scenario s;
   s.file = file;
   s.description = root.get_string("description", "");
@@ -78,6 +78,23 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
   s.scheme = policy::parse_scheme_config(root.child("scheme"), inherited);
   auto network = root.optional_child("network");
   s.network = NetworkConfig::parse(network ? *network : JsonNode(empty, file, "/network"));
+  if (auto topology = root.optional_child("topology")) {
+    s.topology = netmodel::parse_topology(*topology);
+    // The cluster has as many GPUs as the scenario has workers.
+    int g = s.topology->gpus_per_node;
+    if (!topology->has("nodes")) {
+      if (s.workers % g != 0) {
+        root.child("workers").fail(fmt::format("expected a multiple of the topology's {} GPUs per node, got {}", g,
+                                               s.workers));
+      }
+      s.topology->nodes = s.workers / g;
+    } else if (int64_t(s.topology->nodes) * g != s.workers) {
+      topology->child("nodes").fail(fmt::format("nodes x gpus_per_node = {} x {} must equal workers ({})",
+                                                s.topology->nodes, g, s.workers));
+    }
+    // A topology implies NCCL's model unless the scenario names another.
+    if (!(network && network->has("model"))) s.network.model = "nccl";
+  }
   auto variability = root.optional_child("variability");
   s.variability = VariabilityConfig::parse(variability ? *variability : JsonNode(empty, file, "/variability"),
                                            s.workers);
@@ -92,7 +109,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 
 Json Scenario::resolved() const {
   Json model = model_spec;
-  return {{"description", description},
+  Json out = {{"description", description},
           {"model", model},
           {"batch_per_worker", batch_per_worker},
           {"workers", workers},
@@ -103,6 +120,8 @@ Json Scenario::resolved() const {
           {"network", network.to_json()},
           {"variability", variability.to_json()},
           {"compression", compression.to_json()}};
+  if (topology) out["topology"] = topology->to_json();
+  return out;
 }
 
 std::string Scenario::base_dir() const {

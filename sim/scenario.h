@@ -2,6 +2,7 @@
 // variability, how many iterations. Schema and example: scenarios/README.md.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "common/trace.h"
 #include "policy/presets.h"
 #include "sim/compression_cost.h"
+#include "sim/netmodel/topology.h"
 #include "sim/network.h"
 #include "sim/variability.h"
 
@@ -26,6 +28,7 @@ struct Scenario {
   uint64_t seed = 0;
   policy::SchemeConfig scheme;
   NetworkConfig network;
+  std::optional<netmodel::TopologyConfig> topology;  // the cluster, when the scenario gives one
   VariabilityConfig variability;
   CompressionConfig compression;
 

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "common/rng.h"
 #include "policy/adaptive.h"
 #include "policy/gradient_model.h"
 #include "policy/presets.h"
@@ -13,6 +14,9 @@
 #include "sim/communication.h"
 #include "sim/estimates.h"
 #include "sim/intervals.h"
+#include "sim/contention.h"
+#include "sim/nccl_network.h"
+#include "sim/netmodel/topology.h"
 #include "sim/network.h"
 #include "sim/variability.h"
 #include "sim/worker.h"
@@ -23,6 +27,8 @@ namespace {
 
 using policy::Alignment;
 using policy::Collective;
+
+constexpr uint64_t kLatencyNoiseStream = 3;  // variability.cc uses 1 and 2
 
 TimeNs scaled(TimeNs nominal, double scale) { return TimeNs(std::llround(double(nominal) * scale)); }
 
@@ -41,7 +47,16 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   const policy::GradientModel model = policy::GradientModel::from_trace(scenario.trace, compute_scale);
   const TimeNs forward_ns = scaled(scenario.trace.forward_ns, compute_scale);
   const TimeNs optimizer_ns = scaled(scenario.trace.optimizer_ns, compute_scale);
-  FlatNetwork network(scenario.network, W);
+  std::unique_ptr<NetworkModel> network_model =
+      make_network_model(scenario.network, scenario.topology, W, scenario.base_dir());
+  const NetworkModel& network = *network_model;
+  std::unique_ptr<netmodel::Topology> topology;
+  std::unique_ptr<Contention> contention = std::make_unique<EqualShare>();
+  if (scenario.topology) {
+    topology = std::make_unique<netmodel::Topology>(*scenario.topology);
+    contention = std::make_unique<LinkContention>(*topology);
+  }
+  Rng latency_noise(stream_seed(scenario.seed, kLatencyNoiseStream));
   CompressionCost compression(scenario.compression, scenario.base_dir(), scenario.file);
   SimulatorEstimates estimates(network, compression);
   std::unique_ptr<policy::Scheme> scheme = policy::build_scheme(scenario.scheme, model, estimates);
@@ -51,12 +66,13 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
     for (int w = 0; w < W; ++w) policies.push_back(scheme->make_worker_policy(w));
   }
   ComputeVariability variability(scenario.variability, W, scenario.seed);
-  CommunicationEngine engine;
+  CommunicationEngine engine(*contention);
   FlushRecord record;
   WorkerExecutor executor(compression, scenario.seed, record);
 
   SimResult result;
   result.scenario = scenario.resolved();
+  result.network = network.describe();
   result.provenance = scenario.trace.provenance_kind();
   result.compression_costs = compression.gpu_source();
   result.samples_per_iteration = int64_t(W) * scenario.batch_per_worker;
@@ -166,6 +182,10 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
         c.add(record.bytes[w * K + k]);
       }
       op.cost = operation_cost(network, op.bucket, c);
+      if (scenario.network.latency_noise_cv > 0) {
+        op.cost.latency_ns = TimeNs(std::llround(double(op.cost.latency_ns) *
+                                                 latency_noise.lognormal_mean_one(scenario.network.latency_noise_cv)));
+      }
     }
     events += engine.run(ops);
     if (replan_every) {

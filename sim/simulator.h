@@ -39,6 +39,7 @@ struct BucketRecord {
 struct SimResult {
   Json scenario;
   Json plan;               // the scheme's start-up decisions
+  Json network;            // the network model used and its parameters
   std::string provenance;  // of the trace: analytic or measured
   std::string compression_costs;  // where compression times came from
   int64_t samples_per_iteration = 0;

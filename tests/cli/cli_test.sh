@@ -94,7 +94,8 @@ out=$("$sf" compare "$tmp/ok.json" --schemes wfbp,syncea --out "$tmp/cmp") || fa
 ls "$tmp"/cmp/*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
 
 [[ $("$sf" models | wc -l) -eq 8 ]] || fail "models should list 8 traces"
-"$sf" presets | grep -q "^horovod" || fail "presets lacks horovod"
+presets=$("$sf" presets) || fail "presets failed"
+grep -q "^horovod " <<<"$presets" || fail "presets lacks horovod"
 
 if ((failures)); then echo "$failures check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

@@ -6,6 +6,20 @@ namespace sparsefuse::cli {
 
 static std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
+static std::string describe_network(const sim::Scenario& s) {
+  const auto& n = s.network;
+  std::string out = n.model == "flat" ? fmt::format("flat network {} us, {} Gb/s, {} allreduce", n.latency_us,
+                                                    n.bandwidth_gbps, n.allreduce)
+                    : n.model == "nccl" ? std::string("NCCL's algorithm x protocol model")
+                                        : "measured collective times from " + n.profile;
+  if (s.topology) {
+    const auto& t = *s.topology;
+    out += fmt::format(" on {}{} x {} GPUs, {} x {} Gb/s NICs per node, link contention",
+                       t.preset.empty() ? "" : t.preset + ": ", t.nodes, t.gpus_per_node, t.nics_per_node, t.nic_gbps);
+  }
+  return out;
+}
+
 std::string format_summary(const sim::Scenario& s, const sim::SimResult& r) {
   int with_grad = 0;
   for (const auto& t : s.trace.tensors) with_grad += t.has_grad;
@@ -21,8 +35,7 @@ std::string format_summary(const sim::Scenario& s, const sim::SimResult& r) {
   out += fmt::format("model       {} ({} trace): {} tensors ({} with gradients), {:.1f} M parameters, batch {}/worker\n",
                      s.trace.model, r.provenance, s.trace.tensors.size(), with_grad, double(s.trace.parameters()) / 1e6,
                      s.batch_per_worker);
-  out += fmt::format("cluster     {} workers; flat network {} us, {} Gb/s, {} allreduce\n", s.workers,
-                     s.network.latency_us, s.network.bandwidth_gbps, s.network.allreduce);
+  out += fmt::format("cluster     {} workers; {}\n", s.workers, describe_network(s));
   out += fmt::format("scheme      {}{}\n", s.scheme.preset, knobs.empty() ? "" : " (" + knobs + ")");
   out += fmt::format("iterations  {} measured after {} warm-up, seed {}\n\n", s.iterations, s.warmup_iterations, s.seed);
   out += fmt::format("iteration time  mean {}  p50 {}  p99 {}  min {}  max {}\n", ms(t["mean"]), ms(t["p50"]),
