@@ -16,5 +16,6 @@ int run_presets(const Args& args);
 int run_sweep(const Args& args);
 int run_plot(const Args& args);
 int run_report(const Args& args);
+int run_profile_kernels(const Args& args);
 
 }  // namespace sparsefuse::cli

@@ -20,6 +20,7 @@ commands:
   presets                  list scheme presets and their knobs
   plot RESULTS_DIR         draw figures (PNG, PDF, JSON data) from the result.json files under a directory
   report RESULTS_DIR       write report.md and report.html: tables, ranking in words, figures
+  profile-kernels          measure the compression kernels (cpu or cuda); write a cost profile
 
 'sparsefuse COMMAND --help' describes each command.)";
 
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
   using namespace sparsefuse::cli;
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
-      {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}};
+      {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage << "\n";
     return argc < 2 ? 2 : 0;

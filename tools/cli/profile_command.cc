@@ -1,0 +1,51 @@
+#include <iostream>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "kernels/profiler.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/options.h"
+
+namespace sparsefuse::cli {
+
+int run_profile_kernels(const Args& args) {
+  po::options_description options("sparsefuse profile-kernels options");
+  options.add_options()
+      ("device", po::value<std::string>()->default_value("cpu"), "cpu or cuda")
+      ("out", po::value<std::string>(), "write the profile (sparsefuse-profile/1) to FILE")
+      ("max-elements", po::value<int64_t>()->default_value(0), "leave out sizes above N (0: up to 1e8, 5e8 on cuda)")
+      ("repetitions", po::value<int>()->default_value(5), "timed repetitions at n <= 1e6 (fewer for larger n)");
+  po::positional_options_description none;
+  po::variables_map vm;
+  if (!parse_command_line(args, "usage: sparsefuse profile-kernels --device cpu|cuda [--out profiles/NAME.json]\n\n"
+                                "Measures every compression kernel over sizes and densities, prints a table (time,\n"
+                                "GB/s, ratio to the memory floor) and writes cost curves the simulator reads\n"
+                                "(scenario key compression.profile or compression.cpu_profile).",
+                          options, none, vm)) {
+    return 0;
+  }
+  kernels::ProfileOptions o;
+  o.device = vm["device"].as<std::string>();
+  if (o.device != "cpu" && o.device != "cuda") throw InputError("--device", "", "expected cpu or cuda, got " + o.device);
+  o.max_elements = vm["max-elements"].as<int64_t>();
+  o.repetitions = vm["repetitions"].as<int>();
+  if (o.max_elements < 0 || o.repetitions < 1) {
+    throw InputError("--max-elements/--repetitions", "", "expected max-elements >= 0 and repetitions >= 1");
+  }
+  kernels::ProfileRun run;
+  try {
+    run = kernels::run_profile(o);
+  } catch (const std::invalid_argument& e) {  // e.g. no CUDA device
+    throw InputError("--device " + o.device, "", e.what());
+  }
+  kernels::print_profile_table(run, stdout);
+  std::fflush(stdout);
+  if (vm.count("out")) {
+    write_file_atomically(vm["out"].as<std::string>(), run.profile.dump(2) + "\n");
+    std::cout << "wrote " << vm["out"].as<std::string>() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace sparsefuse::cli
