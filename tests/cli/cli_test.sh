@@ -97,5 +97,14 @@ ls "$tmp"/cmp/*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
 presets=$("$sf" presets) || fail "presets failed"
 grep -q "^horovod " <<<"$presets" || fail "presets lacks horovod"
 
+# Issue 7: a CPU kernel profile the simulator accepts, and a scenario that uses it.
+"$sf" profile-kernels --device cpu --max-elements 10000 --repetitions 1 --out "$tmp/cpu.json" >/dev/null ||
+  fail "profile-kernels --device cpu"
+out=$("$sf" simulate "$tmp/ok.json" --set scheme=ssfusion-o \
+  --set "compression={\"profile\": \"$tmp/cpu.json\", \"cpu_profile\": \"$tmp/cpu.json\"}" --out "$tmp/prof") ||
+  fail "a scenario using the measured profile"
+grep -q "cpu.json" "$tmp/prof/result.json" || fail "result.json does not name the measured profile"
+expect_error 2 "expected cpu or cuda" -- profile-kernels --device tpu
+
 if ((failures)); then echo "$failures check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

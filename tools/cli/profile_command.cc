@@ -3,6 +3,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "kernels/cuda/cuda_kernels.h"
 #include "kernels/profiler.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
@@ -33,12 +34,12 @@ int run_profile_kernels(const Args& args) {
   if (o.max_elements < 0 || o.repetitions < 1) {
     throw InputError("--max-elements/--repetitions", "", "expected max-elements >= 0 and repetitions >= 1");
   }
-  kernels::ProfileRun run;
-  try {
-    run = kernels::run_profile(o);
-  } catch (const std::invalid_argument& e) {  // e.g. no CUDA device
-    throw InputError("--device " + o.device, "", e.what());
+  // A missing GPU is a problem with the request, not an internal error.
+  std::string reason;
+  if (o.device == "cuda" && !kernels::cuda::device_available(&reason)) {
+    throw InputError("--device cuda", "", "no usable CUDA device here (" + reason + ")");
   }
+  kernels::ProfileRun run = kernels::run_profile(o);
   kernels::print_profile_table(run, stdout);
   std::fflush(stdout);
   if (vm.count("out")) {
