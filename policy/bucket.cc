@@ -22,4 +22,17 @@ std::string_view alignment_name(Alignment a) {
   return "unknown";
 }
 
+std::string_view sparse_allreduce_name(SparseAllreduce a) {
+  switch (a) {
+    case SparseAllreduce::kNone: return "none";
+    case SparseAllreduce::kSharedIndices: return "shared-index-allreduce";
+    case SparseAllreduce::kGTopk: return "gtopk";
+    case SparseAllreduce::kSparDL: return "spardl";
+    case SparseAllreduce::kOkTopk: return "oktopk";
+    case SparseAllreduce::kTopkDsa: return "topk-dsa";
+    case SparseAllreduce::kCaSyncRing: return "casync-ring";
+  }
+  return "unknown";
+}
+
 }  // namespace sparsefuse::policy

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "policy/sparsifier.h"
+
 namespace sparsefuse::policy {
 
 enum class Collective { kAllreduce, kAllgather, kReduceScatter, kBroadcast };
@@ -20,6 +22,19 @@ std::string_view collective_name(Collective c);
 enum class Alignment { kFixed, kExchangeCounts, kPadToMax, kEqualSlices };
 std::string_view alignment_name(Alignment a);
 
+// Sparse allreduce families (baselines.md §1.2, §3.2, §3.5, §3.6, §4.3). A
+// bucket that uses one is a kAllreduce whose contribution is this worker's
+// selection; sim/sparse_collectives costs it (anything else that reads only
+// `collective` sees an allreduce of bytes_per_worker). kSharedIndices:
+// random-k with a shared seed, the k values allreduced densely (4 bytes
+// each, no indices); kGTopk: tree reduction with a top-k per round, then a
+// broadcast; kSparDL: Spar-Reduce-Scatter + Spar-All-Gather; kOkTopk:
+// split-and-reduce, balance, allgatherv; kTopkDsa: SparCML-style recursive
+// doubling whose supports grow by union; kCaSyncRing: HiPress's
+// compression-aware ring (decode, merge, re-encode at every hop).
+enum class SparseAllreduce { kNone, kSharedIndices, kGTopk, kSparDL, kOkTopk, kTopkDsa, kCaSyncRing };
+std::string_view sparse_allreduce_name(SparseAllreduce a);
+
 struct Bucket {
   int first_tensor = 0;
   int end_tensor = 0;  // one past the last tensor
@@ -30,6 +45,15 @@ struct Bucket {
   Collective collective = Collective::kAllreduce;
   Alignment alignment = Alignment::kFixed;
   int communicator = 0;  // collectives on one communicator run in issue order
+  // Sparse allreduces only (see SparseAllreduce).
+  SparseAllreduce sparse = SparseAllreduce::kNone;
+  double density = 0;                         // of the selection
+  Sparsifier compressor = Sparsifier::kTopk;  // CaSync: the compressor re-run at every hop
+  int partitions = 1;                         // CaSync: SeCoPa's partition count K
+  bool exact_threshold = false;               // Ok-Topk: thresholds recomputed exactly this iteration
+  bool repartition = false;                   // Ok-Topk: regions re-balanced this iteration
+  // Schemes with a launch scheduler (ByteScheduler): higher launches first.
+  int priority = 0;
 
   int tensors() const { return end_tensor - first_tensor; }
   // Workers' contributions may differ in size (threshold sparsifiers); the
@@ -37,7 +61,8 @@ struct Bucket {
   bool same_operation(const Bucket& other) const {
     return first_tensor == other.first_tensor && end_tensor == other.end_tensor &&
            collective == other.collective && communicator == other.communicator &&
-           alignment == other.alignment;
+           alignment == other.alignment && sparse == other.sparse && partitions == other.partitions &&
+           exact_threshold == other.exact_threshold && repartition == other.repartition;
   }
 };
 

@@ -1,13 +1,20 @@
 #include "policy/presets.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "policy/adaptive.h"
+#include "policy/bytescheduler.h"
+#include "policy/cupcake.h"
+#include "policy/dear.h"
+#include "policy/espresso.h"
+#include "policy/hipress.h"
 #include "policy/horovod.h"
 #include "policy/partition.h"
+#include "policy/sparse_allreduce.h"
 #include "policy/sparse_scheme.h"
 #include "policy/static_scheme.h"
 
@@ -22,6 +29,20 @@ Json sparse_knobs(const char* partition, const char* placement, const char* spar
           {"placement", placement},   {"sparsifier", sparsifier},    {"density", 0.01},
           {"alignment", alignment},   {"compress_on", compress_on},  {"hybrid", hybrid},
           {"concurrent", true},       {"error_feedback", error_feedback}, {"seed_model_key", ""}};
+}
+
+// The knobs of the sparse-allreduce presets (policy/sparse_allreduce.h).
+Json sparse_allreduce_knobs(Json extra = Json::object()) {
+  Json k = {{"partition", "single"}, {"tensors_per_buffer", 0}, {"density", 0.01}, {"error_feedback", "buffer"}};
+  for (auto it = extra.begin(); it != extra.end(); ++it) k[it.key()] = it.value();
+  return k;
+}
+
+// Presets that plan from their own model; re-planning them with a merge rule
+// would silently replace what they reproduce.
+bool plans_itself(const std::string& preset) {
+  return preset == "horovod" || preset == "rgmerge-dynamic" || preset == "dear" || preset == "bytescheduler" ||
+         preset == "hipress" || preset == "espresso" || preset == "cupcake";
 }
 
 // Allowed values of the string knobs.
@@ -95,6 +116,55 @@ const std::vector<PresetInfo>& preset_catalog() {
       {"adtopk-h", "ADTopk-H: partial sparsification + hybrid collectives (dense allreduce, sparse allgather)",
        "intended spec (the seed routes everything to allgather)",
        sparse_knobs("per-tensor", "partial", "adtopk", "fixed-k", "tensor", "gpu-inline", true)},
+      {"dear", "DeAR: per fused group (<25 MB, forward order) a reduce-scatter in backward and an all-gather in the "
+               "next forward, group i+1's launched when group i's forward starts; update per group inline",
+       "groups of tensors (not modules); optimizer time split by elements and run before each group's forward; "
+       "no Bayesian tuning of the threshold",
+       {{"fusion_threshold_bytes", 25ll << 20}}},
+      {"bytescheduler", "ByteScheduler: tensors cut into <=1M-element allreduces, launched by priority (input side "
+                        "first) under a 4M-element credit; a layer's next forward waits for its allreduces",
+       "code defaults (docs suggest 8M/16M for allreduce); no auto-tuning; one global scheduler sees an operation "
+       "once every worker posted it; per-tensor update inline before its forward",
+       {{"partition_elements", 1'000'000}, {"credit_elements", 4'000'000}}},
+      {"hipress", "HiPress: SeCoPa picks per tensor compress-or-not and K partitions from its ring cost model; "
+                  "compressed tensors use CaSync's ring (decode, merge, re-encode per hop), others allreduce",
+       "ring CaSync only (no PS); sparsifier in place of CompLL quantisers (8 bytes per kept element); primitive "
+       "costs from the simulator's network and compression curves, decode/merge as memory passes",
+       {{"sparsifier", "dgc"}, {"density", 0.01}, {"memory_gbytes_per_s", 900.0}, {"max_partitions", 0}}},
+      {"espresso", "Espresso: per-tensor choice of dense allreduce, GPU compression + allgather or CPU compression + "
+                   "allgather by its greedy (Algorithm 1) on a timeline model of the iteration",
+       "flat network: no hierarchical/divisible options; no bubble pruning; CPU offload chosen inside the greedy "
+       "(no Algorithm 2 enumeration)",
+       {{"sparsifier", "dgc"},
+        {"density", 0.01},
+        {"error_feedback", "tensor"},
+        {"cpu_offload", true},
+        {"cpu_threads", 4},
+        {"memory_gbytes_per_s", 900.0}}},
+      {"cupcake", "Cupcake: F fused buffers (equal-count), split points moved by binary search on modelled "
+                  "time; one compression + allgather per buffer",
+       "split search on the planning timeline instead of measured iterations; F = 2 by default",
+       {{"sparsifier", "topk"},
+        {"density", 0.01},
+        {"fusion_num", 2},
+        {"search", true},
+        {"error_feedback", "buffer"},
+        {"memory_gbytes_per_s", 900.0}}},
+      {"oktopk", "Ok-Topk: threshold-reuse top-k (exact every 128 its), split-and-reduce over p balanced regions, "
+                 "balance, allgatherv; regions re-balanced every 64 its",
+       "one buffer by default; balance moves no entries (balanced regions); threshold-reuse compare costed as a "
+       "memory pass inside the collective",
+       sparse_allreduce_knobs({{"exact_every", 128}, {"repartition_every", 64}})},
+      {"spardl", "SparDL: local top-k, Spar-Reduce-Scatter (ceil(log2 p) rounds, re-select each block) + "
+                 "Spar-All-Gather (Bruck, one team)",
+       "one buffer by default; one block top-k per round on the critical path; teams d = 1",
+       sparse_allreduce_knobs()},
+      {"gtopk", "gTop-k: local top-k, tree reduction with a top-k of 2k per round, then tree broadcast",
+       "one buffer by default; ceil(log2 p) rounds for any p (the reference needs a power of two)",
+       sparse_allreduce_knobs()},
+      {"randomk-shared", "random-k with a shared seed: the same k indices on every worker, k values allreduced "
+                         "(4 bytes each, no indices)",
+       "one buffer by default", sparse_allreduce_knobs()},
   };
   return catalog;
 }
@@ -162,6 +232,9 @@ SchemeConfig parse_scheme_config(const JsonNode& node, const Json& inherited) {
       if (preset.name == "horovod" || preset.name == "rgmerge-dynamic") {
         value->fail("\"replan_every\" needs a static partition; " + preset.name + " negotiates its buffers every cycle");
       }
+      if (plans_itself(preset.name)) {
+        value->fail("\"replan_every\" re-plans with a merge rule; " + preset.name + " plans from its own model");
+      }
       config.resolved["replan_every"] = value->as_int(0, 1 << 30);
     }
   }
@@ -211,6 +284,56 @@ std::unique_ptr<Scheme> build_scheme(const SchemeConfig& config, const GradientM
       options.density = k["density"];
     }
     return std::make_unique<HorovodScheme>(model, cost, options);
+  }
+  if (p == "dear") return std::make_unique<DearScheme>(model, cost, DearOptions{k["fusion_threshold_bytes"].get<int64_t>()});
+  if (p == "bytescheduler") {
+    return std::make_unique<ByteSchedulerScheme>(
+        model, ByteSchedulerOptions{k["partition_elements"].get<int64_t>(), k["credit_elements"].get<int64_t>()});
+  }
+  const double memory_gbytes_per_s = std::max(1e-3, k.value("memory_gbytes_per_s", 900.0));
+  if (p == "hipress") {
+    HipressOptions o;
+    o.sparsifier = parse_sparsifier(k["sparsifier"]);
+    o.density = k["density"];
+    o.memory_gbytes_per_s = memory_gbytes_per_s;
+    o.max_partitions = k["max_partitions"].get<int>();
+    return make_hipress_scheme(model, cost, o);
+  }
+  if (p == "espresso") {
+    EspressoOptions o;
+    o.sparsifier = parse_sparsifier(k["sparsifier"]);
+    o.density = k["density"];
+    o.error_feedback = k["error_feedback"] != "none";
+    o.cpu_offload = k["cpu_offload"];
+    o.cpu_threads = k["cpu_threads"].get<int>();
+    o.memory_gbytes_per_s = memory_gbytes_per_s;
+    return make_espresso_scheme(model, cost, o);
+  }
+  if (p == "cupcake") {
+    CupcakeOptions o;
+    o.sparsifier = parse_sparsifier(k["sparsifier"]);
+    o.density = k["density"];
+    o.fusion_num = k["fusion_num"].get<int>();
+    o.search = k["search"];
+    o.error_feedback = k["error_feedback"] != "none";
+    o.memory_gbytes_per_s = memory_gbytes_per_s;
+    return make_cupcake_scheme(model, cost, o);
+  }
+  if (p == "oktopk" || p == "spardl" || p == "gtopk" || p == "randomk-shared") {
+    SparseOptions partition;
+    partition.partition = k["partition"];
+    partition.tensors_per_buffer = k["tensors_per_buffer"].get<int>();
+    partition.quirks = false;
+    PlannedOptions planned;
+    planned.density = k["density"];
+    planned.error_feedback = k["error_feedback"] != "none";
+    planned.exact_every = k.value("exact_every", 0);
+    planned.repartition_every = k.value("repartition_every", 0);
+    SparseAllreduce algorithm = p == "oktopk"   ? SparseAllreduce::kOkTopk
+                                : p == "spardl" ? SparseAllreduce::kSparDL
+                                : p == "gtopk"  ? SparseAllreduce::kGTopk
+                                                : SparseAllreduce::kSharedIndices;
+    return make_sparse_allreduce_scheme(model, cost, algorithm, partition, planned);
   }
   if (k.contains("partition")) return std::make_unique<SparseScheme>(model, cost, sparse_options(k));
   throw std::logic_error("preset without a builder: " + p);

@@ -56,6 +56,45 @@ class Coordinator {
   virtual void resolve(std::vector<CoordinatedFlush>& out) = 0;
 };
 
+// Schemes that move communication into the next iteration's forward pass
+// (DeAR, ByteScheduler; baselines.md §7.7) describe how that forward waits.
+// The forward then runs stage by stage in forward order (the reverse of the
+// backward order), and each stage first applies the optimizer update to its
+// tensors (the time is the trace's optimizer time split by elements), then
+// runs their forward.
+struct ForwardStage {
+  int first_tensor = 0, end_tensor = 0;  // gradient tensors [first, end), backward order
+  // DeAR: a collective every worker posts when it starts the previous
+  // stage's forward (stage 0: at the start of the iteration); this stage's
+  // forward waits for its end.
+  bool has_deferred = false;
+  Bucket deferred;
+};
+
+struct ForwardPlan {
+  std::vector<ForwardStage> stages;  // input side first; together they cover every tensor once
+  // ByteScheduler: a stage also waits for every collective of the previous
+  // iteration that covers one of its tensors.
+  bool wait_for_covering_collectives = false;
+  // Whether a worker's iteration ends only once the collectives it flushed
+  // are done (DeAR's step() waits for its reduce-scatters) or at the end of
+  // its backward pass (ByteScheduler: the forward's locks do the waiting).
+  bool iteration_waits_for_collectives = true;
+};
+
+// Schemes that reorder launches on their communicator (ByteScheduler): the
+// executor reports operations as they become posted by every worker and
+// finish, and launches what the scheduler returns; launched operations run
+// in launch order.
+class LaunchScheduler {
+ public:
+  virtual ~LaunchScheduler() = default;
+  virtual void posted(int op, const Bucket& bucket) = 0;
+  // The next operation to launch now, or -1 to wait for an event.
+  virtual int next() = 0;
+  virtual void finished(int op, const Bucket& bucket) = 0;
+};
+
 // An immutable, configured scheme: the factory for per-worker policies.
 class Scheme {
  public:
@@ -63,6 +102,10 @@ class Scheme {
   // Null for coordinated schemes, whose workers only report readiness.
   virtual std::unique_ptr<WorkerPolicy> make_worker_policy(int rank) const = 0;
   virtual std::unique_ptr<Coordinator> make_coordinator() const { return nullptr; }
+  // Null unless the forward pass waits on communication (ForwardPlan).
+  virtual const ForwardPlan* forward_plan() const { return nullptr; }
+  // Null for issue-order (FIFO) launching; a fresh scheduler per iteration.
+  virtual std::unique_ptr<LaunchScheduler> make_launch_scheduler() const { return nullptr; }
   // The scheme's start-up decisions (partition, dense set, ...), for results.
   virtual nlohmann::json describe() const { return nlohmann::json::object(); }
   // Adaptive schemes: every replan_every() iterations the executor reports

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 #include <stdexcept>
 
@@ -13,11 +14,14 @@
 #include "sim/alignment.h"
 #include "sim/communication.h"
 #include "sim/estimates.h"
+#include "sim/forward_pass.h"
 #include "sim/intervals.h"
+#include "sim/launch_order.h"
 #include "sim/contention.h"
 #include "sim/nccl_network.h"
 #include "sim/netmodel/topology.h"
 #include "sim/network.h"
+#include "sim/sparse_collectives.h"
 #include "sim/variability.h"
 #include "sim/worker.h"
 
@@ -31,6 +35,25 @@ using policy::Collective;
 constexpr uint64_t kLatencyNoiseStream = 3;  // variability.cc uses 1 and 2
 
 TimeNs scaled(TimeNs nominal, double scale) { return TimeNs(std::llround(double(nominal) * scale)); }
+
+// merge_intervals for input that is already sorted.
+void merge_sorted_intervals(std::vector<Interval>& v) {
+  size_t out = 0;
+  for (const auto& iv : v) {
+    if (iv.second <= iv.first) continue;
+    if (out && iv.first <= v[out - 1].second) v[out - 1].second = std::max(v[out - 1].second, iv.second);
+    else v[out++] = iv;
+  }
+  v.resize(out);
+}
+
+// Bytes per element a bucket's contribution carries: (value, index) pairs
+// for allgathers and sparse allreduces, fp32 values otherwise.
+double bytes_per_sent_element(const policy::Bucket& b) {
+  const bool pairs = b.collective == Collective::kAllgather ||
+                     (b.sparse != policy::SparseAllreduce::kNone && b.sparse != policy::SparseAllreduce::kSharedIndices);
+  return pairs ? 8.0 : 4.0;
+}
 
 }  // namespace
 
@@ -65,6 +88,29 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   if (!coordinator) {
     for (int w = 0; w < W; ++w) policies.push_back(scheme->make_worker_policy(w));
   }
+  auto noisy = [&](CollectiveCost cost) {
+    if (scenario.network.latency_noise_cv > 0) {
+      cost.latency_ns = TimeNs(std::llround(double(cost.latency_ns) *
+                                            latency_noise.lognormal_mean_one(scenario.network.latency_noise_cv)));
+    }
+    return cost;
+  };
+  // Schemes whose forward waits on communication run it stage by stage.
+  const policy::ForwardPlan* forward_plan = scheme->forward_plan();
+  std::unique_ptr<GatedForward> gated;
+  if (forward_plan) gated = std::make_unique<GatedForward>(*forward_plan, forward_times(scenario.trace, model, compute_scale));
+  std::vector<ForwardStats> forward_stats;
+  std::vector<TimeNs> covering_done;  // per tensor: end of the last collective covering it (previous iteration)
+  TimeNs previous_comm_done = 0;
+  auto deferred_cost = [&](const policy::Bucket& b) {  // equal contributions from every worker
+    Contributions c;
+    c.sum = b.bytes_per_worker * W;
+    c.min = c.max = b.bytes_per_worker;
+    return noisy(operation_cost(network, b, c));
+  };
+  SparseCollectives sparse([&network](Collective c, int64_t bytes) { return network.collective_cost(c, bytes); }, W,
+                           compression);
+  std::vector<SparseCollectiveCost> sparse_costs;
   ComputeVariability variability(scenario.variability, W, scenario.seed);
   CommunicationEngine engine(*contention);
   FlushRecord record;
@@ -84,7 +130,9 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   std::vector<TimeNs> cumulative(L);
   std::vector<Operation> ops;
   std::vector<Contributions> contributions;
-  std::vector<Interval> decompression, scratch;
+  std::vector<Interval> decompression, scratch, jobs;
+  std::vector<TimeNs> all_posted;
+  std::vector<size_t> source;
   CoveredTime communicating;
   const int total_iterations = scenario.warmup_iterations + scenario.iterations;
   TimeNs previous_job_end = 0;
@@ -100,12 +148,26 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
     record.clear();
     if (coordinator) coordinator->begin_iteration(it);
 
-    // Stage 1: each worker's own streams and flush decisions.
+    // Stage 1: each worker's own streams and flush decisions. A gated
+    // forward needs every worker at once (DeAR's all-gathers), so it runs
+    // first for all of them.
+    if (gated) {
+      for (int w = 0; w < W; ++w) {
+        streams[w].start = streams[w].end;
+        streams[w].scale = variability.next_scale(w);
+      }
+      GatedForward::Previous previous{&covering_done, &communicating, previous_comm_done};
+      gated->run(it, it == 0, previous, streams, deferred_cost, forward_stats, timeline);
+      events += uint64_t(W) * uint64_t(gated->stages());
+    }
     for (int w = 0; w < W; ++w) {
       WorkerStreams& s = streams[w];
-      s.start = s.end;
-      s.scale = variability.next_scale(w);
-      s.backward_start = s.clock = s.side_free = s.start + scaled(forward_ns, s.scale);
+      if (!gated) {
+        s.start = s.end;
+        s.scale = variability.next_scale(w);
+        s.backward_start = s.start + scaled(forward_ns, s.scale);
+      }
+      s.clock = s.side_free = s.backward_start;
       s.cpu_free.assign(size_t(scenario.compression.cpu_threads), s.backward_start);
       s.inline_compression = 0;
       s.inline_jobs.clear();
@@ -171,21 +233,40 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
     // Stage 2: the collectives on the global event queue, then decompression.
     ops.assign(K, Operation{});
     contributions.assign(K, Contributions{});
+    sparse_costs.assign(K, SparseCollectiveCost{});
+    source.resize(K);  // operation k's entry in each worker's records
+    std::iota(source.begin(), source.end(), size_t(0));
+    // Latest post and contributions per operation, worker-major as recorded.
+    all_posted.assign(K, 0);
+    if (!not_before.empty()) all_posted = not_before;
+    for (int w = 0; w < W; ++w) {
+      const TimeNs* posts = record.posts.data() + size_t(w) * K;
+      const int64_t* bytes = record.bytes.data() + size_t(w) * K;
+      for (size_t k = 0; k < K; ++k) {
+        all_posted[k] = std::max(all_posted[k], posts[k]);
+        contributions[k].add(bytes[k]);
+      }
+    }
     for (size_t k = 0; k < K; ++k) {
       Operation& op = ops[k];
       op.bucket = record.buckets[k];
       op.communicator = op.bucket.communicator;
-      op.all_posted = not_before.empty() ? 0 : not_before[k];
-      Contributions& c = contributions[k];
-      for (int w = 0; w < W; ++w) {
-        op.all_posted = std::max(op.all_posted, record.posts[w * K + k]);
-        c.add(record.bytes[w * K + k]);
+      op.all_posted = all_posted[k];
+      const Contributions& c = contributions[k];
+      if (op.bucket.sparse != policy::SparseAllreduce::kNone) {
+        sparse_costs[k] = sparse.cost(op.bucket, c);
+        op.cost = noisy(sparse_costs[k].time);
+      } else {
+        op.cost = noisy(operation_cost(network, op.bucket, c));
       }
-      op.cost = operation_cost(network, op.bucket, c);
-      if (scenario.network.latency_noise_cv > 0) {
-        op.cost.latency_ns = TimeNs(std::llround(double(op.cost.latency_ns) *
-                                                 latency_noise.lognormal_mean_one(scenario.network.latency_noise_cv)));
-      }
+    }
+    if (auto scheduler = scheme->make_launch_scheduler()) {
+      // The scheduler's launch order becomes the issue order.
+      std::vector<size_t> order = schedule_launches(ops, *scheduler);
+      permute(ops, order);
+      permute(contributions, order);
+      permute(sparse_costs, order);
+      source = std::move(order);  // per-worker records stay in flush order
     }
     events += engine.run(ops);
     if (replan_every) {
@@ -203,8 +284,15 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
     TimeNs decompress_free = 0;
     for (size_t k : by_end) {
       comm_done = std::max(comm_done, ops[k].end);
-      if (ops[k].bucket.collective != Collective::kAllgather) continue;
-      decompress_ns[k] = compression.decompression_ns(ops[k].bucket.elements, contributions[k].sum / 8);
+      // Every worker scatters what it received into its dense copy: all
+      // gathered pairs, or a sparse allreduce's result.
+      if (ops[k].bucket.collective == Collective::kAllgather) {
+        decompress_ns[k] = compression.decompression_ns(ops[k].bucket.elements, contributions[k].sum / 8);
+      } else if (sparse_costs[k].result_pairs > 0) {
+        decompress_ns[k] = compression.decompression_ns(ops[k].bucket.elements, sparse_costs[k].result_pairs);
+      } else {
+        continue;
+      }
       TimeNs start = std::max(ops[k].end, decompress_free);
       decompress_free = start + decompress_ns[k];
       decompression.emplace_back(start, decompress_free);
@@ -213,55 +301,106 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
     scratch.clear();
     for (const auto& op : ops) scratch.emplace_back(op.start, op.end);
     communicating.assign(scratch);
+    if (forward_plan && forward_plan->wait_for_covering_collectives) {
+      covering_done.assign(size_t(L), 0);
+      for (const auto& op : ops) {
+        for (int t = op.bucket.first_tensor; t < op.bucket.end_tensor; ++t) {
+          covering_done[t] = std::max(covering_done[t], op.end);
+        }
+      }
+    }
+    previous_comm_done = comm_done;
 
     // Optimizer, iteration end, and the breakdown of every worker's time.
     TimeNs job_end = 0;
     std::vector<double> wait(K, 0.0), compress_time(K, 0.0), sent(K, 0.0);
+    // Per operation, hoisted out of the worker loop: start, the inverse of the
+    // bytes per sent element (a power of two, so exact), and the bytes every
+    // worker puts on the wire when that does not depend on its own
+    // contribution (-1: its own contribution).
+    std::vector<TimeNs> op_start(K);
+    std::vector<double> per_sent_element(K);
+    std::vector<int64_t> wire(K);
+    int64_t wire_total = 0;  // this iteration, all workers; integral, so exact in any order
+    for (size_t k = 0; k < K; ++k) {
+      op_start[k] = ops[k].start;
+      per_sent_element[k] = 1.0 / bytes_per_sent_element(ops[k].bucket);
+      wire[k] = bytes_on_wire(ops[k].bucket, contributions[k], -1);
+      wire_total += wire[k] < 0 ? contributions[k].sum : wire[k] * W;
+    }
+    if (measured) bytes_sum += double(wire_total);
+    // Per-bucket statistics are reported for the last iteration only.
+    const bool last = measured && it + 1 == total_iterations;
     for (int w = 0; w < W; ++w) {
       WorkerStreams& s = streams[w];
-      s.optimizer_start = std::max(s.backward_end, comm_done);
+      // With a gated forward the update runs inside the next forward, and a
+      // worker may not even wait for its collectives (ByteScheduler).
+      const bool waits = !forward_plan || forward_plan->iteration_waits_for_collectives;
+      s.optimizer_start = std::max(s.backward_end, waits ? comm_done : 0);
       for (const auto& job : s.async_jobs) s.optimizer_start = std::max(s.optimizer_start, job.second);
-      s.end = s.optimizer_start + scaled(optimizer_ns, s.scale);
+      s.end = s.optimizer_start + (gated ? 0 : scaled(optimizer_ns, s.scale));
       job_end = std::max(job_end, s.end);
       if (!measured) continue;
-      for (size_t k = 0; k < K; ++k) {
-        wait[k] += double(ops[k].start - record.posts[w * K + k]);
-        compress_time[k] += double(record.compression[w * K + k]);
-        int64_t own = record.bytes[w * K + k];
-        sent[k] += double(own) / (ops[k].bucket.collective == Collective::kAllgather ? 8.0 : 4.0);
-        bytes_sum += double(bytes_on_wire(ops[k].bucket, contributions[k], own));
+      const TimeNs* posts = record.posts.data() + size_t(w) * K;
+      const TimeNs* compressing = record.compression.data() + size_t(w) * K;
+      const int64_t* bytes = record.bytes.data() + size_t(w) * K;
+      for (size_t k = 0; last && k < K; ++k) {
+        const size_t i = source[k];
+        wait[k] += double(op_start[k] - posts[i]);
+        compress_time[k] += double(compressing[i]);
+        sent[k] += double(bytes[i]) * per_sent_element[k];
       }
       // The tail between backward end and optimizer start: exposed
       // communication while a collective runs, exposed compression while only
       // this worker's compression or decompression runs, sync wait otherwise.
       const TimeNs lo = s.backward_end, hi = s.optimizer_start;
       TimeNs exposed_comm = communicating.within(lo, hi), exposed_compression = 0;
-      scratch.assign(decompression.begin(), decompression.end());
-      scratch.insert(scratch.end(), s.async_jobs.begin(), s.async_jobs.end());
-      merge_intervals(scratch);
-      for (const auto& iv : scratch) {
-        TimeNs a = std::max(iv.first, lo), b = std::min(iv.second, hi);
+      // Decompression runs serially, so its intervals are already sorted and
+      // disjoint; only a worker with asynchronous jobs needs a merge.
+      const std::vector<Interval>* busy = &decompression;
+      if (!s.async_jobs.empty()) {
+        jobs.assign(s.async_jobs.begin(), s.async_jobs.end());
+        std::sort(jobs.begin(), jobs.end());
+        scratch.clear();
+        std::merge(decompression.begin(), decompression.end(), jobs.begin(), jobs.end(), std::back_inserter(scratch));
+        merge_sorted_intervals(scratch);
+        busy = &scratch;
+      }
+      auto first_busy = std::lower_bound(busy->begin(), busy->end(), lo,
+                                         [](const Interval& iv, TimeNs t) { return iv.second <= t; });
+      for (auto iv = first_busy; iv != busy->end() && iv->first < hi; ++iv) {
+        TimeNs a = std::max(iv->first, lo), b = std::min(iv->second, hi);
         if (b > a) exposed_compression += (b - a) - communicating.within(a, b);
       }
-      sum.forward += double(s.backward_start - s.start);
+      if (gated) {  // the forward's waits are exposed communication or sync wait too
+        const ForwardStats& f = forward_stats[w];
+        sum.forward += double(f.compute);
+        sum.optimizer += double(f.optimizer);
+        sum.communication_exposed += double(f.exposed);
+        sum.sync_wait += double(f.wait);
+      } else {
+        sum.forward += double(s.backward_start - s.start);
+      }
       sum.backward += double(s.backward_end - s.backward_start - s.inline_compression);
       sum.compression += double(s.inline_compression + exposed_compression);
       sum.communication_exposed += double(exposed_comm);
       sum.sync_wait += double((hi - lo) - exposed_comm - exposed_compression);
       sum.optimizer += double(s.end - s.optimizer_start);
       if (timeline && timeline->wants(w, it)) {
-        timeline->span(w, Timeline::kCompute, "forward", s.start, s.backward_start);
+        if (!gated) timeline->span(w, Timeline::kCompute, "forward", s.start, s.backward_start);
         timeline->span(w, Timeline::kCompute, "backward", s.backward_start, s.backward_end);
         for (const auto& job : s.inline_jobs) timeline->span(w, Timeline::kCompute, "compression", job.first, job.second);
         for (const auto& job : s.async_jobs) timeline->span(w, Timeline::kCompression, "compression", job.first, job.second);
         for (const auto& d : decompression) timeline->span(w, Timeline::kCompression, "decompression", d.first, d.second);
-        timeline->span(w, Timeline::kCompute, "optimizer", s.optimizer_start, s.end);
+        if (!gated) timeline->span(w, Timeline::kCompute, "optimizer", s.optimizer_start, s.end);
         for (size_t k = 0; k < K; ++k) {
           const auto& b = ops[k].bucket;
-          Json args = {{"bucket", k}, {"tensors", b.tensors()}, {"bytes", record.bytes[w * K + k]}};
-          timeline->span(w, Timeline::kCommunication, "wait", record.posts[w * K + k], ops[k].start, args);
-          timeline->span(w, Timeline::kCommunication, std::string(policy::collective_name(b.collective)), ops[k].start,
-                         ops[k].end, args);
+          Json args = {{"bucket", k}, {"tensors", b.tensors()}, {"bytes", record.bytes[w * K + source[k]]}};
+          timeline->span(w, Timeline::kCommunication, "wait", record.posts[w * K + source[k]], ops[k].start, args);
+          const std::string_view name = b.sparse != policy::SparseAllreduce::kNone
+                                            ? policy::sparse_allreduce_name(b.sparse)
+                                            : policy::collective_name(b.collective);
+          timeline->span(w, Timeline::kCommunication, std::string(name), ops[k].start, ops[k].end, args);
         }
       }
     }
@@ -272,7 +411,7 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
         double lost = 0;
         if (ops[k].bucket.collective == Collective::kAllgather && ops[k].bucket.alignment == Alignment::kEqualSlices &&
             contributions[k].min != contributions[k].max) {
-          for (int w = 0; w < W; ++w) pairs[w] = record.bytes[w * K + k] / 8;
+          for (int w = 0; w < W; ++w) pairs[w] = record.bytes[w * K + source[k]] / 8;
           lost = equal_slices_loss(pairs, ops[k].bucket.elements);
         }
         lost_sum += lost;

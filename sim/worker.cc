@@ -27,6 +27,16 @@ TimeNs WorkerExecutor::run_backward(TimeNs duration) {
   return s.clock = s.side_free + TimeNs(std::llround(double(duration) - work_while_shared));
 }
 
+double first_uniform(uint64_t seed) {
+  // Rng's state word 1 is the second splitmix64 output of SEED, and its first
+  // output depends on that word alone.
+  uint64_t state = seed + 0x9E3779B97F4A7C15ull;
+  const uint64_t word1 = splitmix64(state);
+  const uint64_t x = word1 * 5;
+  const uint64_t output = ((x << 7) | (x >> 57)) * 9;
+  return double(output >> 11) * 0x1.0p-53;
+}
+
 // Threshold sparsifiers select a count drawn uniformly inside their band, from
 // a stream keyed by (seed, worker, iteration, first tensor): reproducible and
 // independent of processing order.
@@ -34,7 +44,7 @@ int64_t WorkerExecutor::selected_count(const policy::CompressionRequest& r) cons
   policy::CountBand band = policy::count_band(r.sparsifier);
   if (band.exact() || r.align_to_expected) return r.expected_count;
   uint64_t key = stream_seed(seed_, (uint64_t(worker_) << 40) ^ (uint64_t(iteration_) << 20) ^ uint64_t(r.first_tensor));
-  double u = Rng(key).uniform();
+  double u = first_uniform(key);
   int64_t count = std::llround(double(r.expected_count) * (band.low + u * (band.high - band.low)));
   return std::clamp<int64_t>(count, 1, r.elements);
 }

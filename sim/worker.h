@@ -36,6 +36,10 @@ struct WorkerStreams {
   std::vector<Interval> async_jobs;   // side-stream and CPU compression
 };
 
+// Rng(SEED).uniform() without building the generator (the per-compression
+// count draw is on the simulator's hot path); sim_test checks they agree.
+double first_uniform(uint64_t seed);
+
 class WorkerExecutor : public policy::WorkerContext {
  public:
   WorkerExecutor(const CompressionCost& cost, uint64_t seed, FlushRecord& record)

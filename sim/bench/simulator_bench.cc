@@ -2,10 +2,13 @@
 // measured iterations, horovod, compute noise CV 0.05, single-threaded.
 // Target: <= 2 s wall and <= 1 GiB peak memory on a 2-core machine; the same
 // with ssfusion-i (issue 4) and on dgx-h200-ib400 with contention (issue 3);
-// 8192 workers x 10 iterations must run (time and memory reported).
+// 8192 workers x 10 iterations must run (time and memory reported); the
+// issue-5 baselines (DeAR, ByteScheduler, HiPress, ...) on the flat network.
 // Run: bazel run -c opt //sim/bench:simulator_bench
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
+
+#include <string>
 
 #include "sim/scenario.h"
 #include "sim/simulator.h"
@@ -56,6 +59,20 @@ BENCHMARK(BM_SsfusionIBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iter
 BENCHMARK(BM_DdpBertLargeDgx10Iterations)->Arg(8192)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_WfbpBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_DdpBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Issue 5: the scheduling and compression baselines, same target (<= 2 s).
+// Run only these: --benchmark_filter=Baseline
+const bool kBaselinesRegistered = [] {
+  for (const char* preset : {"dear", "bytescheduler", "hipress", "espresso", "cupcake", "oktopk", "spardl", "gtopk",
+                             "randomk-shared"}) {
+    benchmark::RegisterBenchmark((std::string("BM_Baseline/") + preset + "/bert-large").c_str(),
+                                 [preset](benchmark::State& s) { simulate_preset(s, preset, "bert-large"); })
+        ->Arg(1024)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(3);
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace sparsefuse::sim

@@ -1,0 +1,78 @@
+#include "policy/bytescheduler.h"
+
+#include <algorithm>
+
+namespace sparsefuse::policy {
+
+void CreditScheduler::posted(int op, const Bucket& bucket) {
+  ready_.push({bucket.priority, sequence_++, op, bucket.elements});
+}
+
+int CreditScheduler::next() {
+  if (ready_.empty() || credit_ <= 0) return -1;
+  Entry e = ready_.top();
+  ready_.pop();
+  credit_ -= e.elements;
+  return e.op;
+}
+
+void CreditScheduler::finished(int /*op*/, const Bucket& bucket) {
+  credit_ = std::min(limit_, credit_ + bucket.elements);
+}
+
+namespace {
+
+class ByteSchedulerWorker : public WorkerPolicy {
+ public:
+  ByteSchedulerWorker(const std::vector<Bucket>& partitions, const std::vector<int>& first)
+      : partitions_(partitions), first_(first) {}
+  void on_tensor_ready(int tensor, TimeNs now, FlushSink& sink) override {
+    for (int i = first_[tensor]; i < first_[tensor + 1]; ++i) sink.flush(partitions_[i], now);
+  }
+
+ private:
+  const std::vector<Bucket>& partitions_;
+  const std::vector<int>& first_;
+};
+
+}  // namespace
+
+ByteSchedulerScheme::ByteSchedulerScheme(const GradientModel& model, ByteSchedulerOptions options)
+    : options_(options) {
+  const int L = model.size();
+  const int64_t unit = std::max<int64_t>(1, options_.partition_elements);
+  first_partition_.assign(L + 1, 0);
+  for (int t = 0; t < L; ++t) {
+    first_partition_[t] = int(partitions_.size());
+    for (int64_t offset = 0; offset < model.elements[t]; offset += unit) {
+      Bucket b;
+      b.first_tensor = t;
+      b.end_tensor = t + 1;
+      b.elements = b.dense_elements = b.sent_elements = std::min(unit, model.elements[t] - offset);
+      b.bytes_per_worker = b.elements * model.bytes_per_element;
+      b.collective = Collective::kAllreduce;
+      b.priority = t;  // backward index: the input side (last in backward) has the highest priority
+      partitions_.push_back(b);
+    }
+  }
+  first_partition_[L] = int(partitions_.size());
+  for (int t = L - 1; t >= 0; --t) plan_.stages.push_back({t, t + 1, false, {}});
+  plan_.wait_for_covering_collectives = true;
+  plan_.iteration_waits_for_collectives = false;
+}
+
+std::unique_ptr<WorkerPolicy> ByteSchedulerScheme::make_worker_policy(int /*rank*/) const {
+  return std::make_unique<ByteSchedulerWorker>(partitions_, first_partition_);
+}
+
+std::unique_ptr<LaunchScheduler> ByteSchedulerScheme::make_launch_scheduler() const {
+  return std::make_unique<CreditScheduler>(options_.credit_elements);
+}
+
+nlohmann::json ByteSchedulerScheme::describe() const {
+  return {{"partitions", partitions_.size()},
+          {"partition_elements", options_.partition_elements},
+          {"credit_elements", options_.credit_elements}};
+}
+
+}  // namespace sparsefuse::policy

@@ -1,0 +1,73 @@
+// ByteScheduler (baselines.md §2.8) over allreduce: every tensor is cut into
+// partitions of at most PARTITION elements, each a separate allreduce; a
+// partition is posted when its tensor's gradient is ready. A credit-based
+// scheduler launches ready partitions in priority order (input-side layers
+// first) while its credit is positive, subtracting each launched partition's
+// size and returning it (capped at CREDIT) when the partition finishes. The
+// next iteration's forward of a tensor waits for all of its partitions and
+// its update (the PyTorch plugin's per-parameter locks), so output-side
+// communication overlaps the next forward.
+//
+// Defaults are the code's (BYTESCHEDULER_PARTITION 1,000,000 and
+// BYTESCHEDULER_CREDIT 4,000,000 elements), not the larger values its docs
+// recommend for allreduce (~8,000,000 and ~16,000,000). Not modelled: credit
+// and partition auto-tuning, per-worker scheduling (the scheduler sees an
+// operation once every worker has posted it, as Horovod's negotiation would),
+// Horovod fusing partitions.
+#pragma once
+
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "policy/gradient_model.h"
+#include "policy/scheme.h"
+
+namespace sparsefuse::policy {
+
+struct ByteSchedulerOptions {
+  int64_t partition_elements = 1'000'000;
+  int64_t credit_elements = 4'000'000;
+};
+
+// The scheduling rule alone, for any executor.
+class CreditScheduler : public LaunchScheduler {
+ public:
+  explicit CreditScheduler(int64_t credit_elements) : limit_(credit_elements), credit_(credit_elements) {}
+  void posted(int op, const Bucket& bucket) override;
+  int next() override;
+  void finished(int op, const Bucket& bucket) override;
+  int64_t credit() const { return credit_; }
+
+ private:
+  struct Entry {
+    int priority;
+    int64_t sequence;
+    int op;
+    int64_t elements;
+    bool operator<(const Entry& o) const {  // max-heap: highest priority, then earliest posted
+      return priority != o.priority ? priority < o.priority : sequence > o.sequence;
+    }
+  };
+  int64_t limit_, credit_;
+  int64_t sequence_ = 0;
+  std::priority_queue<Entry> ready_;
+};
+
+class ByteSchedulerScheme : public Scheme {
+ public:
+  ByteSchedulerScheme(const GradientModel& model, ByteSchedulerOptions options);
+  std::unique_ptr<WorkerPolicy> make_worker_policy(int rank) const override;
+  const ForwardPlan* forward_plan() const override { return &plan_; }
+  std::unique_ptr<LaunchScheduler> make_launch_scheduler() const override;
+  nlohmann::json describe() const override;
+  const std::vector<Bucket>& partitions() const { return partitions_; }
+
+ private:
+  ByteSchedulerOptions options_;
+  std::vector<Bucket> partitions_;  // backward order, each tensor's partitions in offset order
+  std::vector<int> first_partition_;  // tensor -> index of its first partition (size L + 1)
+  ForwardPlan plan_;
+};
+
+}  // namespace sparsefuse::policy
