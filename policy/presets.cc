@@ -118,13 +118,15 @@ const std::vector<PresetInfo>& preset_catalog() {
        sparse_knobs("per-tensor", "partial", "adtopk", "fixed-k", "tensor", "gpu-inline", true)},
       {"dear", "DeAR: per fused group (<25 MB, forward order) a reduce-scatter in backward and an all-gather in the "
                "next forward, group i+1's launched when group i's forward starts; update per group inline",
-       "groups of tensors (not modules); optimizer time split by elements and run before each group's forward; "
-       "no Bayesian tuning of the threshold",
+       "groups of tensors (not modules), 25 MB taken as MiB; per-tensor forward times from the trace; optimizer "
+       "time split by elements, run before each group's forward; iteration 0 has no all-gather or update; no "
+       "Bayesian tuning of the threshold",
        {{"fusion_threshold_bytes", 25ll << 20}}},
       {"bytescheduler", "ByteScheduler: tensors cut into <=1M-element allreduces, launched by priority (input side "
                         "first) under a 4M-element credit; a layer's next forward waits for its allreduces",
        "code defaults (docs suggest 8M/16M for allreduce); no auto-tuning; one global scheduler sees an operation "
-       "once every worker posted it; per-tensor update inline before its forward",
+       "once every worker posted it; per-tensor update inline before its forward; an iteration ends with backward "
+       "(its communication is waited for in the next forward)",
        {{"partition_elements", 1'000'000}, {"credit_elements", 4'000'000}}},
       {"hipress", "HiPress: SeCoPa picks per tensor compress-or-not and K partitions from its ring cost model; "
                   "compressed tensors use CaSync's ring (decode, merge, re-encode per hop), others allreduce",
@@ -152,8 +154,9 @@ const std::vector<PresetInfo>& preset_catalog() {
         {"memory_gbytes_per_s", 900.0}}},
       {"oktopk", "Ok-Topk: threshold-reuse top-k (exact every 128 its), split-and-reduce over p balanced regions, "
                  "balance, allgatherv; regions re-balanced every 64 its",
-       "one buffer by default; balance moves no entries (balanced regions); threshold-reuse compare costed as a "
-       "memory pass inside the collective",
+       "one buffer by default; k selected exactly; balance moves no entries (balanced regions); threshold-reuse "
+       "compare costed as a memory pass inside the collective; exact iterations allgather min(p k/p, n/p) values "
+       "per region",
        sparse_allreduce_knobs({{"exact_every", 128}, {"repartition_every", 64}})},
       {"spardl", "SparDL: local top-k, Spar-Reduce-Scatter (ceil(log2 p) rounds, re-select each block) + "
                  "Spar-All-Gather (Bruck, one team)",
@@ -164,7 +167,8 @@ const std::vector<PresetInfo>& preset_catalog() {
        sparse_allreduce_knobs()},
       {"randomk-shared", "random-k with a shared seed: the same k indices on every worker, k values allreduced "
                          "(4 bytes each, no indices)",
-       "one buffer by default", sparse_allreduce_knobs()},
+       "one buffer by default; ring allreduce of the values as the network model costs it",
+       sparse_allreduce_knobs()},
   };
   return catalog;
 }
