@@ -9,6 +9,8 @@
 // Network: alpha = 1 us, 8 Gb/s = 1 ns per byte; 2 workers, no noise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/rng.h"
 #include "sim/forward_pass.h"
 #include "sim/scenario.h"
@@ -18,7 +20,8 @@
 namespace sparsefuse::sim {
 namespace {
 
-SimResult run(const std::string& trace, Json scheme, int warmup, int iterations, int workers = 2) {
+SimResult run(const std::string& trace, Json scheme, int warmup, int iterations, int workers = 2,
+              Timeline* timeline = nullptr) {
   Json doc = {{"model", {{"trace", "tests/data/" + trace}}},
               {"workers", workers},
               {"warmup_iterations", warmup},
@@ -26,8 +29,23 @@ SimResult run(const std::string& trace, Json scheme, int warmup, int iterations,
               {"scheme", scheme},
               {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
               {"compression", {{"profile", "tests/data/profile-unit-all.json"}, {"gpu_memory_gbytes_per_s", 1.0}}}};
-  return simulate(parse_scenario(doc, ""));
+  return simulate(parse_scenario(doc, ""), timeline);
 }
+
+// Worker 0's spans called NAME on TRACK, as [begin, end) in ns.
+std::vector<std::pair<TimeNs, TimeNs>> spans(const Timeline& timeline, const std::string& name, Timeline::Track track) {
+  std::vector<std::pair<TimeNs, TimeNs>> out;
+  const Json trace = timeline.to_json();
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["pid"] != 0 || e["tid"] != int(track) || e["name"] != name) continue;
+    TimeNs begin = std::llround(e["ts"].get<double>() * 1e3);
+    out.emplace_back(begin, begin + std::llround(e["dur"].get<double>() * 1e3));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+using Spans = std::vector<std::pair<TimeNs, TimeNs>>;
 
 // DeAR, threshold 2500 B. Groups in forward order: l1 + l2 (2000 B; adding
 // l3 would reach 3000 >= 2500) = G0 = tensors [1, 3), then l3 = G1 = [0, 1).
@@ -52,7 +70,8 @@ SimResult run(const std::string& trace, Json scheme, int warmup, int iterations,
 // sync wait. Iteration 0: forward 1000, backward 3000, exposed 2000.
 TEST(BaselinesHandComputed, DearAllGathersOverlapTheNextForward) {
   Json scheme = {{"preset", "dear"}, {"fusion_threshold_bytes", 2500}};
-  SimResult r = run("fwd3.json", scheme, 0, 2);
+  Timeline timeline({0}, {1});
+  SimResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
   ASSERT_EQ(r.iteration_ns.size(), 2u);
   EXPECT_EQ(r.iteration_ns[0], 6000);
   EXPECT_EQ(r.iteration_ns[1], 9000);
@@ -68,6 +87,12 @@ TEST(BaselinesHandComputed, DearAllGathersOverlapTheNextForward) {
   EXPECT_NEAR(r.breakdown.optimizer, 300e-9, 1e-15);  // (0 + 600) / 2
   EXPECT_NEAR(r.breakdown.communication_exposed, (2000 + 4400) / 2 * 1e-9, 1e-15);
   EXPECT_NEAR(r.breakdown.sync_wait, 0, 1e-15);
+  // Iteration 1 on worker 0: the all-gathers, the updates and the forward
+  // stages; AG G1 [8000, 9500] overlaps G0's forward [8400, 9100].
+  EXPECT_EQ(spans(timeline, "allgather", Timeline::kCommunication), (Spans{{6000, 8000}, {8000, 9500}}));
+  EXPECT_EQ(spans(timeline, "optimizer", Timeline::kCompute), (Spans{{8000, 8400}, {9500, 9700}}));
+  EXPECT_EQ(spans(timeline, "forward", Timeline::kCompute), (Spans{{8400, 9100}, {9700, 10000}}));
+  EXPECT_EQ(spans(timeline, "reduce_scatter", Timeline::kCommunication), (Spans{{11000, 12500}, {13000, 15000}}));
   // Steady state from the third iteration on.
   SimResult steady = run("fwd3.json", scheme, 1, 3);
   for (TimeNs t : steady.iteration_ns) EXPECT_EQ(t, 9000);
@@ -127,7 +152,8 @@ TEST(BaselinesHandComputed, DearStraggler) {
 // 500, 3000, 6500, 9000, 12500.
 TEST(BaselinesHandComputed, ByteSchedulerPriorityAndCredit) {
   Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 125}};
-  SimResult r = run("fwd3.json", scheme, 0, 2);
+  Timeline timeline({0}, {0, 1});
+  SimResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
   ASSERT_EQ(r.iteration_ns.size(), 2u);
   EXPECT_EQ(r.iteration_ns[0], 4000);
   EXPECT_EQ(r.iteration_ns[1], 16500);
@@ -148,6 +174,14 @@ TEST(BaselinesHandComputed, ByteSchedulerPriorityAndCredit) {
   EXPECT_NEAR(r.breakdown.communication_exposed, 5950e-9, 1e-15);
   EXPECT_NEAR(r.breakdown.sync_wait, 0, 1e-15);
   EXPECT_DOUBLE_EQ(r.bytes_sent_per_worker, 6 * 500);
+  // Worker 0: iteration 0's partitions, then iteration 1's forward: l1's
+  // forward [9700, 10100] runs while P1a [9500, 12000] moves.
+  Spans allreduces = spans(timeline, "allreduce", Timeline::kCommunication);
+  ASSERT_EQ(allreduces.size(), 12u);
+  EXPECT_EQ(Spans(allreduces.begin(), allreduces.begin() + 6),
+            (Spans{{2000, 4500}, {4500, 7000}, {7000, 9500}, {9500, 12000}, {12000, 14500}, {14500, 17000}}));
+  Spans forward = spans(timeline, "forward", Timeline::kCompute);
+  EXPECT_EQ(Spans(forward.begin() + 3, forward.end()), (Spans{{9700, 10100}, {14700, 15000}, {17200, 17500}}));
   // Steady state: iteration 2 starts at 20500, l1 waits for P2b (26000),
   // [26000, 26600]; l2 for P1b (31000) -> 31500; l3 for P0b (33500) ->
   // 34000; backward ends 37000: 16500 again.
