@@ -1,4 +1,4 @@
-// JSON data compiled into the binary at build time (common/embed_json.py):
+// JSON data compiled into the binary at build time (common/embed_files.py):
 // the built-in traces (traces/*.json) and hardware profiles (profiles/*.json),
 // so the CLI finds them whatever the working directory.
 #pragma once

@@ -13,7 +13,7 @@ struct EmbeddedFile {
   std::string_view content;
 };
 
-// The package sources, embedded at build time (embed_python.py).
+// The package sources, embedded at build time (common/embed_files.py).
 const std::vector<EmbeddedFile>& embedded_python_files();
 
 // Throws InputError unless DIR is a directory with a result.json somewhere below it.
