@@ -9,9 +9,8 @@
 
 namespace sparsefuse::sim {
 
-// Sorts and merges overlapping intervals in place.
-inline void merge_intervals(std::vector<Interval>& v) {
-  std::sort(v.begin(), v.end());
+// Merges overlapping intervals of an already sorted vector in place, dropping empty ones.
+inline void merge_sorted_intervals(std::vector<Interval>& v) {
   size_t out = 0;
   for (const auto& iv : v) {
     if (iv.second <= iv.first) continue;
@@ -19,6 +18,12 @@ inline void merge_intervals(std::vector<Interval>& v) {
     else v[out++] = iv;
   }
   v.resize(out);
+}
+
+// Sorts and merges overlapping intervals in place.
+inline void merge_intervals(std::vector<Interval>& v) {
+  std::sort(v.begin(), v.end());
+  merge_sorted_intervals(v);
 }
 
 // A merged interval set with prefix sums: covered time inside [lo, hi) in O(log n).

@@ -36,17 +36,6 @@ constexpr uint64_t kLatencyNoiseStream = 3;  // variability.cc uses 1 and 2
 
 TimeNs scaled(TimeNs nominal, double scale) { return TimeNs(std::llround(double(nominal) * scale)); }
 
-// merge_intervals for input that is already sorted.
-void merge_sorted_intervals(std::vector<Interval>& v) {
-  size_t out = 0;
-  for (const auto& iv : v) {
-    if (iv.second <= iv.first) continue;
-    if (out && iv.first <= v[out - 1].second) v[out - 1].second = std::max(v[out - 1].second, iv.second);
-    else v[out++] = iv;
-  }
-  v.resize(out);
-}
-
 // Bytes per element a bucket's contribution carries: (value, index) pairs
 // for allgathers and sparse allreduces, fp32 values otherwise.
 double bytes_per_sent_element(const policy::Bucket& b) {

@@ -40,7 +40,7 @@ void simulate_preset(benchmark::State& state, const char* preset, const char* mo
   getrusage(RUSAGE_SELF, &usage);
   state.counters["events_per_s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
   state.counters["worker_iters_per_s"] = benchmark::Counter(double(worker_iterations), benchmark::Counter::kIsRate);
-  state.counters["peak_rss_MiB"] = double(usage.ru_maxrss) / 1024.0;
+  state.counters["peak_rss_MiB"] = double(usage.ru_maxrss) / 1024.0;  // high-water mark of the process
 }
 
 void BM_HorovodBertLarge(benchmark::State& s) { simulate_preset(s, "horovod", "bert-large"); }
@@ -56,7 +56,6 @@ BENCHMARK(BM_HorovodBertLarge)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond
 BENCHMARK(BM_HorovodBertLargeDgx)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_SsfusionIBertLargeDgx)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_SsfusionIBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
-BENCHMARK(BM_DdpBertLargeDgx10Iterations)->Arg(8192)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_WfbpBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_DdpBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 
@@ -73,6 +72,10 @@ const bool kBaselinesRegistered = [] {
   }
   return true;
 }();
+
+// Last: peak_rss_MiB is the process's high-water mark so far (getrusage), and
+// this one's topology path caches would mask every later benchmark's figure.
+BENCHMARK(BM_DdpBertLargeDgx10Iterations)->Arg(8192)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace sparsefuse::sim
