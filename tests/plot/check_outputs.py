@@ -63,6 +63,16 @@ def preset(r):
     return scheme if isinstance(scheme, str) else scheme["preset"]
 
 
+def swept_value(r, key):
+    """The value of a swept KEY (a dotted scenario path) in a result; "scheme" is swept by preset name."""
+    if key == "scheme":
+        return preset(r)
+    node = r["scenario"]
+    for part in key.split("."):
+        node = node[part]
+    return node
+
+
 def same(a, b, what):
     if a != b:
         fail(f"{what}: sidecar has {a!r}, result.json has {b!r}")
@@ -120,6 +130,14 @@ def note_color(colors, preset_name, color, where):
         fail(f"{where}: {preset_name} drawn in {color}, elsewhere in {colors[preset_name]}")
 
 
+def check_y_scale(got, values, what):
+    """A value axis is log-scale exactly when its positive values span more than 20x (style.LOG_AXIS_SPREAD)."""
+    positive = [v for v in values if v is not None and v > 0]
+    want = "log" if positive and max(positive) / min(positive) > 20.0 else "linear"
+    if got != want:
+        fail(f"{what}: y axis {got}, expected {want} for values {min(positive, default=0)}..{max(positive, default=0)}")
+
+
 def check_scaling(args, results, side, colors):
     if side["baseline"] != args.baseline:
         fail(f"{side['figure']}: baseline {side['baseline']}, expected {args.baseline}")
@@ -145,9 +163,13 @@ def check_scaling(args, results, side, colors):
                 for r in results.values() if r["scenario"]["model"] == side["model"]}
     if points != len(expected):
         fail(f"{side['figure']}: {points} points plotted, {len(expected)} distinct results")
+    check_y_scale(side["throughput_y_scale"], [v for s in side["series"] for v in s["throughput_samples_per_s"]],
+                  side["figure"] + " throughput")
+    check_y_scale(side["speedup_y_scale"], [v for s in side["series"] for v in s["speedup"]], side["figure"] + " speedup")
 
 
 def check_speedup_bars(args, results, side, colors):
+    check_y_scale(side["y_scale"], [v for s in side["series"] for v in s["speedup"]] + [1.0], "speedup-bars")
     for s in side["series"]:
         for i, rel in enumerate(s["sources"]):
             r = source(args.results, rel)
@@ -221,14 +243,8 @@ def check_heatmap(args, results, side, colors):
             continue
         value = r["throughput_samples_per_s"] if args.metric == "throughput" else r["iteration_time_s"]["mean"]
         same(cell["value"], value, f"heatmap cell {cell['source']}")
-        node = r["scenario"]
-        for part in side["x_key"].split("."):
-            node = node[part]
-        same(cell["x"], node, f"heatmap x of {cell['source']}")
-        node = r["scenario"]
-        for part in side["y_key"].split("."):
-            node = node[part]
-        same(cell["y"], node, f"heatmap y of {cell['source']}")
+        same(cell["x"], swept_value(r, side["x_key"]), f"heatmap x of {cell['source']}")
+        same(cell["y"], swept_value(r, side["y_key"]), f"heatmap y of {cell['source']}")
         i, j = side["y_values"].index(cell["y"]), side["x_values"].index(cell["x"])
         same(side["values"][i][j], value, f"heatmap grid at {cell['y']}, {cell['x']}")
     if any(v is None for row in side["values"] for v in row):

@@ -45,6 +45,21 @@ for f in "$tmp"/figures-1/*.json; do
   cmp -s "$f" "$res/figures/$(basename "$f")" || fail "$(basename "$f") differs between two runs"
 done
 
+# A sweep over schemes (heatmap keyed by preset) whose times spread over 30x:
+# the scaling and speedup axes must turn logarithmic.
+"$sf" sweep "$scenario" --schemes horovod,topk-layerwise --grid workers=8,64 --set compression.density=0.5 \
+  --out "$tmp/spread/sweep" -j 2 >/dev/null 2>&1 || fail "scheme sweep"
+"$sf" plot "$tmp/spread" >/dev/null 2>&1 || fail "plot of the scheme sweep failed"
+$check --results "$tmp/spread" --figures "$tmp/spread/figures" --baseline horovod \
+  --expect-kinds scaling,speedup-bars,breakdown,partition,heatmap || fail "scheme sweep output checks"
+/usr/bin/python3 - "$tmp/spread/figures" <<'PY' || fail "log axes for a 30x spread"
+import json, sys
+scaling = json.load(open(sys.argv[1] + "/scaling-bert-base.json"))
+bars = json.load(open(sys.argv[1] + "/speedup-bars.json"))
+got = (scaling["throughput_y_scale"], scaling["speedup_y_scale"], bars["y_scale"])
+sys.exit(0 if got == ("log", "log", "log") else f"axes {got}, expected log for all three")
+PY
+
 # --baseline, --workers and the throughput heatmap; sparse buckets in the partition.
 "$sf" plot "$res" --out "$tmp/fig-options" --baseline wfbp --workers 8 --heatmap-metric throughput \
   >/dev/null 2>&1 || fail "plot with options failed"

@@ -94,19 +94,19 @@ def scaling(plt, rs, out_dir, opts):
                            "sources": [r.rel for r in points]})
         for ax in (ax_t, ax_s):
             style.workers_axis(ax, workers)
-        ax_t.set_ylabel("throughput (samples/s, all workers)")
-        ax_t.set_ylim(bottom=0)
-        ax_t.yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        log_t = style.value_axis(ax_t, [v for s in series for v in s["throughput_samples_per_s"]])
+        ax_t.set_ylabel("throughput (samples/s, all workers" + (", log scale)" if log_t else ")"))
         ax_t.set_title("throughput (higher is better)")
         ax_s.axhline(1.0, color="#555555", linewidth=0.8, linestyle=(0, (4, 3)), zorder=0)
-        ax_s.set_ylabel(f"speedup over {rs.baseline} (x)")
-        ax_s.set_ylim(bottom=0)
+        log_s = style.value_axis(ax_s, [v for s in series for v in s["speedup"]], "x")
+        ax_s.set_ylabel(f"speedup over {rs.baseline}" + (" (log scale)" if log_s else ""))
         ax_s.set_title(f"speedup over {rs.baseline} (dashed line: 1x)")
         _legend(fig, ax_t)
         name = f"scaling-{style.slug(model)}"
         sidecars.append(style.save_figure(plt, fig, out_dir, name, {
             "kind": "scaling", "title": f"Scaling of {model}", "caption": caption, "model": model,
-            "baseline": rs.baseline, "x": "workers", "series": series}))
+            "baseline": rs.baseline, "x": "workers", "series": series,
+            "throughput_y_scale": "log" if log_t else "linear", "speedup_y_scale": "log" if log_s else "linear"}))
     return sidecars
 
 
@@ -149,16 +149,22 @@ def speedup_bars(plt, rs, out_dir, opts):
     series = {label: {"label": label, "models": [], "workers": [], "speedup": [], "iteration_time_mean_s": [],
                       "baseline_iteration_time_mean_s": [], "sources": []} for label in slots}
     handles = {}
-    tallest = max([s for s in (rs.speedup(r) for r in all_results) if s is not None] + [1.0])
+    known = [s for s in (rs.speedup(r) for r in all_results) if s is not None]
+    tallest = max(known + [1.0])
+    log = style.value_axis(ax, known + [1.0], "x")
+    # On a log axis bars stand on the decade below the smallest speedup, not on 0.
+    floor = 10 ** math.floor(math.log10(min(known + [1.0]) / 1.2)) if log else 0.0
     for gi, (model, scale, members) in enumerate(groups):
         for r in members:
             s = rs.speedup(r)
             st = _series_style(rs, r)
             x = gi - 0.42 + width * (slots.index(r.label) + 0.5)
-            bar = ax.bar(x, s if s is not None else 0.0, width * 0.9, color=st["color"], edgecolor="white",
+            top = s if s is not None else floor
+            bar = ax.bar(x, top - floor, width * 0.9, bottom=floor, color=st["color"], edgecolor="white",
                          linewidth=0.3, hatch=HATCHES[style.LINESTYLES.index(st["linestyle"])])
             handles.setdefault(r.label, bar)
-            ax.text(x, (s if s is not None else 0.0) + tallest * 0.01, f"{s:.2f}" if s is not None else "n/a",
+            label_y = max(top, floor) * 1.08 if log else top + tallest * 0.01
+            ax.text(x, label_y, "n/a" if s is None else f"{s:.2f}" if s >= 0.1 else f"{s:.3f}",
                     ha="center", va="bottom", fontsize=5 if many else 6, rotation=90 if many else 0)
             base = rs.baseline_of(r)
             entry = series[r.label]
@@ -172,13 +178,16 @@ def speedup_bars(plt, rs, out_dir, opts):
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([f"{m}\n{s} workers" for m, s, _ in groups])
     ax.set_xlim(-0.5, len(groups) - 0.5)
-    ax.set_ylim(0, tallest * (1.18 if many else 1.1))
-    ax.set_ylabel(f"speedup over {rs.baseline} (x, higher is faster)")
+    if log:
+        ax.set_ylim(floor, tallest * (3.0 if many else 2.0))
+    else:
+        ax.set_ylim(0, tallest * (1.18 if many else 1.1))
+    ax.set_ylabel(f"speedup over {rs.baseline} (higher is faster" + (", log scale)" if log else ")"))
     ax.set_xlabel("model and scale")
     ax.grid(axis="x", visible=False)
     _legend(fig, [handles[label] for label in slots], [_wrap(label) for label in slots])
     sidecar = {"kind": "speedup-bars", "title": f"Speedup over {rs.baseline} per model", "caption": caption,
-               "baseline": rs.baseline, "series": [series[label] for label in slots],
+               "baseline": rs.baseline, "series": [series[label] for label in slots], "y_scale": "log" if log else "linear",
                "left_out": [label for label in rs.series_order if label in left_out]}
     return [style.save_figure(plt, fig, out_dir, "speedup-bars", sidecar)]
 

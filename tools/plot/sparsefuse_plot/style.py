@@ -4,6 +4,7 @@ Every figure is FIG_W_IN x FIG_H_IN inches at DPI, i.e. 1600 x 1000 pixels
 as PNG (the layout never uses bbox_inches="tight", which would change it).
 """
 import json
+import math
 import os
 import tempfile
 import textwrap
@@ -16,7 +17,8 @@ FIG_PX = (int(FIG_W_IN * DPI), int(FIG_H_IN * DPI))
 PRESET_ORDER = [
     "wfbp", "horovod", "ddp", "syncea", "mgwfbp", "omgs", "fgbuff", "rgmerge", "saf", "safusion-inter",
     "safusion", "ssfusion", "ssfusion-o", "ssfusion-i", "adtopk", "adtopk-i", "adtopk-p", "adtopk-h",
-    "topk-layerwise", "syncea-topk", "rgmerge-dynamic",
+    "topk-layerwise", "syncea-topk", "rgmerge-dynamic", "dear", "bytescheduler", "hipress", "espresso", "cupcake",
+    "oktopk", "spardl", "gtopk", "randomk-shared",
 ]
 PRESET_COLORS = {
     "wfbp": "#1f77b4", "horovod": "#ff7f0e", "ddp": "#2ca02c", "syncea": "#d62728", "mgwfbp": "#9467bd",
@@ -24,6 +26,8 @@ PRESET_COLORS = {
     "safusion": "#393b79", "ssfusion": "#637939", "ssfusion-o": "#b5cf6b", "ssfusion-i": "#8c6d31",
     "adtopk": "#843c39", "adtopk-i": "#d6616b", "adtopk-p": "#7b4173", "adtopk-h": "#a55194",
     "topk-layerwise": "#6b6ecf", "syncea-topk": "#e7969c", "rgmerge-dynamic": "#9c9ede",
+    "dear": "#000000", "bytescheduler": "#fdae6b", "hipress": "#31a354", "espresso": "#74c476", "cupcake": "#756bb1",
+    "oktopk": "#e6550d", "spardl": "#3182bd", "gtopk": "#636363", "randomk-shared": "#bdbdbd",
 }
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p"]
 # Presets not in the table get a colour from this list, chosen by a stable hash of the name.
@@ -143,6 +147,26 @@ def slug(text):
     while "--" in out:
         out = out.replace("--", "-")
     return out.strip("-.") or "x"
+
+
+# A value axis whose positive values span more than this ratio is drawn log-scale:
+# on a linear one, a scheme 100x slower than the rest sits on the zero line.
+LOG_AXIS_SPREAD = 20.0
+
+
+def value_axis(ax, values, unit_suffix=""):
+    """Linear from zero, or log-10 when VALUES spread over more than LOG_AXIS_SPREAD.
+
+    Returns whether the axis is logarithmic (the caller says so in its label)."""
+    from matplotlib.ticker import FuncFormatter
+    positive = [v for v in values if v is not None and v == v and v > 0]
+    if positive and max(positive) / min(positive) > LOG_AXIS_SPREAD:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.{max(0, -int(math.floor(math.log10(v))))}f}{unit_suffix}"))
+        return True
+    ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.{0 if max(positive, default=0) >= 10 else 1}f}{unit_suffix}"))
+    return False
 
 
 def workers_axis(ax, workers):
