@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include "sim/seed_network.h"
+
 namespace sparsefuse::sim {
 
 using policy::Collective;
@@ -137,6 +139,7 @@ std::unique_ptr<NetworkModel> make_network_model(const NetworkConfig& config,
                                                  const std::optional<netmodel::TopologyConfig>& topology,
                                                  int workers, const std::string& base_dir) {
   if (config.model == "calibrated") return std::make_unique<CalibratedNetwork>(config, base_dir, workers);
+  if (config.model == "seed-table") return std::make_unique<SeedTableNetwork>(workers);
   if (config.model == "nccl") {
     netmodel::TopologyConfig t;
     if (topology) {

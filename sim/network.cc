@@ -11,8 +11,9 @@ NetworkConfig NetworkConfig::parse(const JsonNode& node) {
                    "nccl_algo", "nccl_proto", "nccl_channels", "hierarchical_allreduce", "profile"});
   NetworkConfig c;
   c.model = node.get_string("model", c.model);
-  if (c.model != "flat" && c.model != "nccl" && c.model != "calibrated") {
-    node.child("model").fail("expected \"flat\", \"nccl\" or \"calibrated\", got \"" + c.model + "\"");
+  if (c.model != "flat" && c.model != "nccl" && c.model != "calibrated" && c.model != "seed-table") {
+    node.child("model").fail("expected \"flat\", \"nccl\", \"calibrated\" or \"seed-table\", got \"" + c.model +
+                             "\"");
   }
   c.latency_noise_cv = node.get_number("latency_noise_cv", 0.0, 0.0, 10.0);
   c.nccl_algo = node.get_string("nccl_algo", "");

@@ -4,7 +4,8 @@
 //    Thakur/Rabenseifner/Gropp) with the reduction arithmetic taken as free;
 //  - nccl (sim/nccl_network.h): NCCL's algorithm x protocol tuning model on
 //    the scenario's topology;
-//  - calibrated (sim/nccl_network.h): a table of measured times.
+//  - calibrated (sim/nccl_network.h): a table of measured times;
+//  - seed-table (sim/seed_network.h): the seed code's 8-node table.
 #pragma once
 
 #include <string>
@@ -16,7 +17,7 @@
 namespace sparsefuse::sim {
 
 struct NetworkConfig {
-  std::string model = "flat";     // "flat", "nccl" or "calibrated"
+  std::string model = "flat";     // "flat", "nccl", "calibrated" or "seed-table"
   double latency_us = 5.0;        // flat: alpha, per message
   double bandwidth_gbps = 100.0;  // flat: per link, Gb/s (beta = 8 / bandwidth ns per byte)
   std::string allreduce = "ring";  // flat: "ring" or "tree"

@@ -9,6 +9,7 @@
 #include "sim/communication.h"
 #include "sim/nccl_network.h"
 #include "sim/scenario.h"
+#include "sim/seed_network.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -164,6 +165,56 @@ TEST(CalibratedNetwork, InterpolatesTheMeasuredTable) {
   CollectiveCost at_1m = net.collective_cost(policy::Collective::kAllreduce, 1 << 20);
   EXPECT_EQ(at_1m.total(), 110000);
   EXPECT_EQ(at_1m.latency_ns, 10000);
+}
+
+// The seed code's table (schemes.md §1.2), by hand: x = int(bytes / 1024) KB,
+// linear between the points (KB: ms) 1,000: 19.65, 10,000: 112.4,
+// 100,000: 1005.7, clamped to 5.115 ms below 0.1 KB and 1516.1 ms above
+// 150,000 KB. The floor (5.115 ms) is the latency term.
+TEST(SeedTableNetwork, LooksUpTheSeedTableByHand) {
+  SeedTableNetwork net(8);
+  // 1,024,000 B = 1000 KB, a table point: 19.65 ms.
+  CollectiveCost at_1000kb = net.collective_cost(policy::Collective::kAllreduce, 1024000);
+  EXPECT_EQ(at_1000kb.total(), 19650000);
+  EXPECT_EQ(at_1000kb.latency_ns, 5115000);
+  EXPECT_EQ(at_1000kb.transfer_ns, 19650000 - 5115000);
+  // 10 MiB = 10,240 KB: 112.4 + 240 / 90,000 x (1005.7 - 112.4) = 114.7821333 ms.
+  EXPECT_EQ(net.collective_ns(policy::Collective::kAllreduce, 10 << 20), 114782133);
+  // The primitive is unspecified: an allgather of the same contribution costs the same.
+  EXPECT_EQ(net.collective_ns(policy::Collective::kAllgather, 10 << 20), 114782133);
+  // 1023 B truncates to 0 KB: the floor, no transfer. 200 MB: clamped to 1.5161 s.
+  EXPECT_EQ(net.collective_cost(policy::Collective::kAllgather, 1023).transfer_ns, 0);
+  EXPECT_EQ(net.collective_ns(policy::Collective::kAllgather, 1023), 5115000);
+  EXPECT_EQ(net.collective_ns(policy::Collective::kAllreduce, 200000000), 1516100000);
+  EXPECT_EQ(net.collective_ns(policy::Collective::kAllreduce, 0), 0);
+  // Unequal gathers: the table at the mean contribution.
+  EXPECT_EQ(net.allgatherv_cost(8 * 1024000, 1000).total(), 19650000);
+  EXPECT_EQ(net.coordination_ns(), 5115000);
+}
+
+TEST(SeedTableNetwork, TheSeed8nodePresetSelectsItAndNeedsEightWorkers) {
+  Json doc = {{"model", "bert-base"}, {"workers", 8}, {"iterations", 3}, {"warmup_iterations", 1},
+              {"scheme", "wfbp"}, {"topology", {{"preset", "seed-8node"}}}};
+  Scenario s = parse_scenario(doc, "t.json");
+  EXPECT_EQ(s.network.model, "seed-table");
+  EXPECT_EQ(s.topology->nodes, 8);
+  SimResult r = simulate(s);
+  EXPECT_EQ(r.network["model"], "seed-table");
+  // wfbp: one allreduce per tensor, each at least the table's 5.115 ms floor, one after another.
+  EXPECT_GE(r.mean_iteration_s(), 5.115e-3 * double(r.buckets.size()));
+  // Another network model on the same topology is still allowed.
+  doc["network"] = {{"model", "nccl"}};
+  EXPECT_EQ(parse_scenario(doc, "t.json").network.model, "nccl");
+  doc.erase("network");
+  doc["workers"] = 16;
+  try {
+    parse_scenario(doc, "t.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(),
+                 "t.json: at /workers: the seed-table network model was measured on 8 nodes; expected workers = 8, "
+                 "got 16");
+  }
 }
 
 // Issue 3, acceptance 3: over random scenarios, more bandwidth is never

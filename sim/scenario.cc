@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/seed_network.h"
+
 namespace sparsefuse::sim {
 
 void apply_override(Json& document, const std::string& assignment) {
@@ -92,8 +94,12 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
       topology->child("nodes").fail(fmt::format("nodes x gpus_per_node = {} x {} must equal workers ({})",
                                                 s.topology->nodes, g, s.workers));
     }
-    // A topology implies NCCL's model unless the scenario names another.
-    if (!(network && network->has("model"))) s.network.model = "nccl";
+    // A topology implies NCCL's model (seed-8node: the seed table) unless the scenario names another.
+    if (!(network && network->has("model"))) s.network.model = netmodel::preset_network_model(s.topology->preset);
+  }
+  if (s.network.model == "seed-table" && s.workers != kSeedTableWorkers) {
+    root.child("workers").fail(fmt::format("the seed-table network model was measured on {} nodes; expected workers "
+                                           "= {}, got {}", kSeedTableWorkers, kSeedTableWorkers, s.workers));
   }
   auto variability = root.optional_child("variability");
   s.variability = VariabilityConfig::parse(variability ? *variability : JsonNode(empty, file, "/variability"),

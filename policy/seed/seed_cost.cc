@@ -82,10 +82,9 @@ int64_t seed_tc_kb(int64_t n_elements, double rho) {
   return static_cast<int64_t>(kb);
 }
 
-double seed_tc_s(int64_t n_elements, double rho) {
-  const double x = static_cast<double>(seed_tc_kb(n_elements, rho));
-  return interp_linear_clamped(kTcKb, kTcMs, x) / 1000.0;
-}
+double seed_tc_s(int64_t n_elements, double rho) { return seed_tc_at_kb_s(static_cast<double>(seed_tc_kb(n_elements, rho))); }
+
+double seed_tc_at_kb_s(double kb) { return interp_linear_clamped(kTcKb, kTcMs, kb) / 1000.0; }
 
 int64_t seed_tz_kb(int64_t n_elements) {
   // Python: max(1, int(4 * n / 1024)). 4n/1024 = n/256 is exact in a double

@@ -51,6 +51,9 @@ double seed_tb_s(int64_t n_elements, int64_t model_total_elements, double t_bwd_
 // Python); table 0.1 KB .. 150,000 KB, clamped (5.115 ms / 1.5161 s).
 int64_t seed_tc_kb(int64_t n_elements, double rho);
 double seed_tc_s(int64_t n_elements, double rho);
+// The same table at an argument already in KB (the seed-8node network model
+// feeds it a collective's bytes per worker / 1024, truncated).
+double seed_tc_at_kb_s(double kb);
 
 // Tz: compression time of n elements. x = max(1, int(4n/1024)) KB over the
 // points 10 KB .. 1,000,000 KB (the spec's "1 MB" column is 1,000 KB, the

@@ -45,6 +45,7 @@ struct PresetEntry {
   const char* name;
   const char* description;
   TopologyConfig config;
+  const char* network_model = "nccl";  // the collective cost model the preset implies
 };
 
 const std::vector<PresetEntry>& presets() {
@@ -83,6 +84,10 @@ const std::vector<PresetEntry>& presets() {
     t.push_back({"ethernet-10g", "one GPU per node, 10 Gb/s Ethernet, one switch", single("ethernet-10g", 10, 1000, 2500)});
     t.push_back({"ethernet-25g", "one GPU per node, 25 Gb/s Ethernet, one switch", single("ethernet-25g", 25, 1000, 2000)});
     t.push_back({"ib-56g", "one GPU per node, 56 Gb/s FDR InfiniBand, one switch", single("ib-56g", 56, 500, 300)});
+    // The seed papers' 8-node cluster: its links as ib-56g, but collective
+    // times from the seed code's measured table (sim/seed_network.h).
+    t.push_back({"seed-8node", "the seed papers' 8 one-GPU nodes; collective times from the seed code's table",
+                 single("seed-8node", 56, 500, 300), "seed-table"});
     return t;
   }();
   return table;
@@ -143,6 +148,13 @@ Json TopologyConfig::to_json() const {
             {"placement", placement == Placement::kPacked ? "packed" : "spread"}};
   if (!preset.empty()) j["preset"] = preset;
   return j;
+}
+
+std::string preset_network_model(const std::string& preset) {
+  for (const auto& p : presets()) {
+    if (preset == p.name) return p.network_model;
+  }
+  return "nccl";
 }
 
 std::vector<std::string> topology_preset_names() {

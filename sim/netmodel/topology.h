@@ -117,5 +117,8 @@ TopologyConfig parse_topology(const JsonNode& node);
 std::vector<std::string> topology_preset_names();
 // The named preset; InputError (with a suggestion) for an unknown name.
 TopologyConfig topology_preset(const std::string& name);
+// The network model a topology PRESET implies when the scenario names none:
+// "seed-table" for seed-8node, "nccl" otherwise (and for no preset).
+std::string preset_network_model(const std::string& preset);
 
 }  // namespace sparsefuse::sim::netmodel

@@ -207,7 +207,7 @@ std::string parse_error(const std::string& text) {
 
 TEST(Topology, PresetsAndJsonOverrides) {
   EXPECT_EQ(topology_preset_names(),
-            (std::vector<std::string>{"dgx-h200-ib400", "ethernet-10g", "ethernet-25g", "ib-56g"}));
+            (std::vector<std::string>{"dgx-h200-ib400", "ethernet-10g", "ethernet-25g", "ib-56g", "seed-8node"}));
   Json j = parse_json(R"({"preset": "dgx-h200-ib400", "nodes": 4, "fabric": {"kind": "fat-tree", "radix": 64}})");
   TopologyConfig c = parse_topology(JsonNode(j, "s.json", "/topology"));
   EXPECT_EQ(c.preset, "dgx-h200-ib400");

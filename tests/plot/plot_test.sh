@@ -60,6 +60,13 @@ got = (scaling["throughput_y_scale"], scaling["speedup_y_scale"], bars["y_scale"
 sys.exit(0 if got == ("log", "log", "log") else f"axes {got}, expected log for all three")
 PY
 
+# Captions name the network model a result really used, topology included.
+"$sf" compare "$scenario" --schemes horovod,ddp --set 'topology={"preset": "dgx-h200-ib400"}' \
+  --out "$tmp/dgx/compare" >/dev/null 2>&1 || fail "compare on dgx-h200-ib400"
+"$sf" plot "$tmp/dgx" >/dev/null 2>&1 || fail "plot of the dgx comparison failed"
+grep -q 'NCCL model on dgx-h200-ib400 (1 x 8 GPUs)' "$tmp/dgx/figures/scaling-bert-base.json" ||
+  fail "dgx caption: $(grep -o '"caption": "[^"]*"' "$tmp/dgx/figures/scaling-bert-base.json")"
+
 # --baseline, --workers and the throughput heatmap; sparse buckets in the partition.
 "$sf" plot "$res" --out "$tmp/fig-options" --baseline wfbp --workers 8 --heatmap-metric throughput \
   >/dev/null 2>&1 || fail "plot with options failed"

@@ -8,10 +8,16 @@ static std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds 
 
 static std::string describe_network(const sim::Scenario& s) {
   const auto& n = s.network;
-  std::string out = n.model == "flat" ? fmt::format("flat network {} us, {} Gb/s, {} allreduce", n.latency_us,
-                                                    n.bandwidth_gbps, n.allreduce)
-                    : n.model == "nccl" ? std::string("NCCL's algorithm x protocol model")
-                                        : "measured collective times from " + n.profile;
+  std::string out;
+  if (n.model == "flat") {
+    out = fmt::format("flat network {} us, {} Gb/s, {} allreduce", n.latency_us, n.bandwidth_gbps, n.allreduce);
+  } else if (n.model == "nccl") {
+    out = "NCCL's algorithm x protocol model";
+  } else if (n.model == "seed-table") {
+    out = "the seed code's 8-node collective time table";
+  } else {
+    out = "measured collective times from " + n.profile;
+  }
   if (s.topology) {
     const auto& t = *s.topology;
     out += fmt::format(" on {}{} x {} GPUs, {} x {} Gb/s NICs per node, link contention",

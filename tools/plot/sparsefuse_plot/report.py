@@ -154,7 +154,7 @@ def build_blocks(rs, sidecars, out_dir, figures_rel, opts, command):
         scheme_texts.append(label + (" (" + ", ".join(f"{k}={format_value(k, v)}" for k, v in sorted(knobs.items()))
                                      + ")" if knobs and label == r.preset else ""))
     rows.append(["schemes", "; ".join(scheme_texts)])
-    rows.append(["network", "; ".join(sorted({describe_network(r.scenario.get("network")) for r in results}))])
+    rows.append(["network", "; ".join(sorted({describe_network(r.scenario) for r in results}))])
     variability = sorted({json.dumps(r.scenario.get("variability"), sort_keys=True) for r in results})
     if len(variability) == 1 and variability[0] != "null":
         v = json.loads(variability[0])

@@ -443,7 +443,7 @@ class ResultSet:
 
     @staticmethod
     def network(results):
-        texts = sorted({describe_network(r.scenario.get("network")) for r in results})
+        texts = sorted({describe_network(r.scenario) for r in results})
         return texts[0] if len(texts) == 1 else "network varies"
 
     def caption(self, results, scale=None, extra=""):
@@ -471,16 +471,28 @@ class ResultSet:
         return " | ".join(parts)
 
 
-def describe_network(network):
+def describe_network(scenario):
+    """The collective cost model of a resolved scenario, in a few words, for captions and reports."""
+    network = scenario.get("network") if isinstance(scenario, dict) else None
     if not isinstance(network, dict):
         return "network unknown"
+    model = network.get("model", "flat")
+    topology = scenario.get("topology")
+    where = ""
+    if isinstance(topology, dict):
+        shape = f"{topology.get('nodes', '?')} x {topology.get('gpus_per_node', '?')} GPUs"
+        where = f" on {topology['preset']} ({shape})" if isinstance(topology.get("preset"), str) else f" on {shape}"
+    if model == "nccl":
+        return "NCCL model" + where
+    if model == "calibrated":
+        return f"measured collective table {os.path.basename(str(network.get('profile', '?')))}" + where
+    if model == "seed-table":
+        return "seed code's 8-node collective table" + where
     parts = []
-    topology = network.get("topology")
-    parts.append(topology if isinstance(topology, str) else "flat network")
     if _is_number(network.get("latency_us")):
         parts.append(f"{network['latency_us']:g} us")
     if _is_number(network.get("bandwidth_gbps")):
         parts.append(f"{network['bandwidth_gbps']:g} Gb/s")
     if isinstance(network.get("allreduce"), str):
         parts.append(f"{network['allreduce']} allreduce")
-    return " ".join(parts[:1]) + (" " + ", ".join(parts[1:]) if parts[1:] else "")
+    return "flat network" + (" " + ", ".join(parts) if parts else "")
