@@ -147,13 +147,13 @@ def build_blocks(rs, sidecars, out_dir, figures_rel, opts, command):
         provenance = rs.provenance(mine)
         rows.append([f"model {model}", f"trace: {provenance}; batch {', '.join(map(str, batches))} per worker; "
                                        f"workers: {', '.join(map(str, rs.workers_of(model)))}"])
-    scheme_texts = []
+    # One row per scheme with its settings, after this table: a long run-on cell is unreadable.
+    scheme_rows = []
     for label in rs.scheme_labels():
         r = next(x for x in results if x.scheme_label == label)
-        knobs = {k: v for k, v in r.scheme.items() if k != "preset"}
-        scheme_texts.append(label + (" (" + ", ".join(f"{k}={format_value(k, v)}" for k, v in sorted(knobs.items()))
-                                     + ")" if knobs and label == r.preset else ""))
-    rows.append(["schemes", "; ".join(scheme_texts)])
+        knobs = {k: v for k, v in r.scheme.items() if k != "preset"} if label == r.preset else {}
+        scheme_rows.append([label, ", ".join(f"{k}={format_value(k, v)}" for k, v in sorted(knobs.items())) or "—"])
+    rows.append(["schemes", ", ".join(row[0] for row in scheme_rows) + " (settings below)"])
     rows.append(["network", "; ".join(sorted({describe_network(r.scenario) for r in results}))])
     variability = sorted({json.dumps(r.scenario.get("variability"), sort_keys=True) for r in results})
     if len(variability) == 1 and variability[0] != "null":
@@ -173,6 +173,7 @@ def build_blocks(rs, sidecars, out_dir, figures_rel, opts, command):
     for d in descriptions:
         rows.append(["description", d])
     blocks.append(("table", ["", ""], rows))
+    blocks.append(("table", ["scheme", "settings (resolved knobs)"], scheme_rows, "left"))
 
     # Ranking in words
     blocks.append(("h", 2, ["Ranking"]))
@@ -272,7 +273,9 @@ def render_md(blocks, out_dir):
         elif kind == "table":
             header, rows = block[1], block[2]
             lines.append("| " + " | ".join(_md_inline([h], True) for h in header) + " |")
-            lines.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"
+            # Result tables right-align their number columns; a table of text ("left") does not.
+            text_only = len(block) > 3 and block[3] == "left"
+            lines.append("|" + "|".join("---" if i == 0 or text_only else "---:" for i in range(len(header))) + "|"
                          if header[0] else "|---|---|")
             for row in rows:
                 lines.append("| " + " | ".join(_md_inline(_cell(c), True) for c in row) + " |")
