@@ -17,5 +17,6 @@ int run_sweep(const Args& args);
 int run_plot(const Args& args);
 int run_report(const Args& args);
 int run_profile_kernels(const Args& args);
+int run_runtime(const Args& args);  // `sparsefuse run`
 
 }  // namespace sparsefuse::cli

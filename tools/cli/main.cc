@@ -16,6 +16,7 @@ commands:
   simulate SCENARIO.json   simulate one scheme; print a summary, write result.json
   compare SCENARIO.json    simulate several schemes on one scenario, side by side
   sweep SCENARIO.json      run a grid of scenario variants (threads, mpirun, resumable); write results.csv
+  run SCENARIO.json        execute the scheme for real: mpirun -np P, CPU kernels, MPI collectives
   models                   list built-in model traces
   presets                  list scheme presets and their knobs
   plot RESULTS_DIR         draw figures (PNG, PDF, JSON data) from the result.json files under a directory
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
   using namespace sparsefuse::cli;
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
-      {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels}};
+      {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels},
+      {"run", run_runtime}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage << "\n";
     return argc < 2 ? 2 : 0;

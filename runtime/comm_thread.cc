@@ -1,0 +1,90 @@
+#include "runtime/comm_thread.h"
+
+#include <fmt/format.h>
+
+namespace sparsefuse::runtime {
+
+CommThread::CommThread(Factory factory) {
+  thread_ = std::thread([this, f = std::move(factory)]() mutable { loop(std::move(f)); });
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return ready_; });
+  if (error_) {
+    lock.unlock();
+    thread_.join();
+    std::rethrow_exception(error_);
+  }
+}
+
+CommThread::~CommThread() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CommThread::submit(Job job, std::string what) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back({std::move(job), std::move(what)});
+  }
+  wake_.notify_all();
+}
+
+void CommThread::drain(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  bool drained = idle_.wait_for(lock, timeout, [this] { return error_ || (queue_.empty() && running_.empty()); });
+  if (error_) std::rethrow_exception(error_);
+  if (!drained) {
+    throw CommTimeout(fmt::format("{} did not complete within {:g} s ({} more queued): a peer died, hangs, or "
+                                  "flushed a different bucket sequence",
+                                  running_, double(timeout.count()) / 1000.0, queue_.size()));
+  }
+}
+
+void CommThread::loop(Factory factory) {
+  std::unique_ptr<Communicator> comm;
+  try {
+    comm = factory();
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    error_ = std::current_exception();
+    ready_ = true;
+    idle_.notify_all();
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    rank_ = comm->rank();
+    size_ = comm->size();
+    ready_ = true;
+  }
+  idle_.notify_all();
+  while (true) {
+    Entry entry;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) break;  // stopping, nothing left
+      entry = std::move(queue_.front());
+      queue_.pop_front();
+      if (error_) continue;  // skip everything after a failed job
+      running_ = entry.what;
+    }
+    try {
+      entry.job(*comm);
+    } catch (...) {
+      std::lock_guard lock(mutex_);
+      error_ = std::current_exception();
+    }
+    {
+      std::lock_guard lock(mutex_);
+      running_.clear();
+    }
+    idle_.notify_all();
+  }
+  comm.reset();  // MPI_Finalize on this thread
+}
+
+}  // namespace sparsefuse::runtime

@@ -1,0 +1,75 @@
+// The one thread per rank that talks to the network. Every collective the
+// engine needs is submitted here as a job and runs strictly in submission
+// order — the policies make every rank flush the same bucket sequence, so
+// executing it FIFO keeps the ranks' collectives matched — while the
+// engine's thread goes on replaying backward and compressing. The
+// communicator is created and destroyed on this thread, so it is the only
+// thread that calls MPI.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "runtime/communicator.h"
+
+namespace sparsefuse::runtime {
+
+// A job did not finish in time: a peer died, hangs, or flushed a different
+// bucket sequence. The job may still be blocked inside the network library,
+// so the only safe reaction is to end the process (the CLI exits 1, and
+// mpirun then ends the other ranks).
+class CommTimeout : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class CommThread {
+ public:
+  using Factory = std::function<std::unique_ptr<Communicator>()>;
+  using Job = std::function<void(Communicator&)>;
+
+  // Starts the thread and creates the communicator on it; throws what the
+  // factory threw.
+  explicit CommThread(Factory factory);
+  // Runs the queued jobs, then destroys the communicator on the thread.
+  ~CommThread();
+  CommThread(const CommThread&) = delete;
+  CommThread& operator=(const CommThread&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Queues JOB; WHAT names it in timeout messages.
+  void submit(Job job, std::string what);
+  // Waits until every submitted job has run. Rethrows the first exception a
+  // job threw (later jobs are then skipped: a rank whose collectives failed
+  // must not start the next one); throws CommTimeout naming the running job
+  // if the queue has not drained within TIMEOUT.
+  void drain(std::chrono::milliseconds timeout);
+
+ private:
+  struct Entry {
+    Job job;
+    std::string what;
+  };
+  void loop(Factory factory);
+
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<Entry> queue_;
+  std::string running_;  // the job being executed ("" when idle)
+  std::exception_ptr error_;
+  bool ready_ = false, stop_ = false;
+  int rank_ = 0, size_ = 1;
+  std::thread thread_;
+};
+
+}  // namespace sparsefuse::runtime

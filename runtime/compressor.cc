@@ -1,0 +1,116 @@
+#include "runtime/compressor.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "common/rng.h"
+#include "kernels/estimators.h"
+
+namespace sparsefuse::runtime {
+
+using policy::Sparsifier;
+
+kernels::Selection align_to_count(kernels::Selection selection, const float* data, int64_t n, int64_t k) {
+  k = std::min(k, n);
+  const int64_t s = selection.size();
+  if (s == k) return selection;
+  kernels::Selection out;
+  if (s > k) {  // the K largest of the selected entries, still in index order
+    kernels::Selection keep = kernels::topk_abs(selection.values.data(), s, k);
+    out.resize(k);
+    for (int64_t j = 0; j < k; ++j) {
+      out.values[j] = keep.values[j];
+      out.indices[j] = selection.indices[keep.indices[j]];
+    }
+    return out;
+  }
+  // Pad: the largest K - S entries among those not selected, merged in.
+  std::vector<float> rest;
+  std::vector<int32_t> where;
+  rest.reserve(size_t(n - s));
+  where.reserve(size_t(n - s));
+  for (int64_t i = 0, j = 0; i < n; ++i) {
+    if (j < s && selection.indices[j] == i) {
+      ++j;
+      continue;
+    }
+    rest.push_back(data[i]);
+    where.push_back(int32_t(i));
+  }
+  kernels::Selection extra = kernels::topk_abs(rest.data(), int64_t(rest.size()), k - s);
+  for (auto& index : extra.indices) index = where[index];
+  out.resize(k);
+  std::merge(selection.indices.begin(), selection.indices.end(), extra.indices.begin(), extra.indices.end(),
+             out.indices.begin());
+  for (int64_t j = 0; j < k; ++j) out.values[j] = data[out.indices[j]];
+  return out;
+}
+
+kernels::Selection Compressor::select(const policy::CompressionRequest& r, const float* data,
+                                      const SelectionKey& key) {
+  const int64_t n = r.elements;
+  kernels::Selection selection;
+  switch (r.sparsifier) {
+    case Sparsifier::kTopk: {
+      selection.resize(std::min(r.expected_count, n));
+      kernels::topk_abs(data, n, r.expected_count, selection.values.data(), selection.indices.data(), &workspace_);
+      return selection;
+    }
+    case Sparsifier::kRandomk: {
+      selection.resize(std::min(r.expected_count, n));
+      kernels::RandomkKey shared{key.seed, uint64_t(r.first_tensor), uint64_t(key.iteration)};
+      kernels::randomk(data, n, r.expected_count, shared, selection.values.data(), selection.indices.data(),
+                       &workspace_);
+      return selection;
+    }
+    case Sparsifier::kAdtopk:
+    case Sparsifier::kAdtopkI: {  // per-row selection, tensor by tensor, indices shifted into the range
+      const int64_t base = layout_.offset[r.first_tensor];
+      for (int t = r.first_tensor; t < r.end_tensor; ++t) {
+        const int64_t at = layout_.offset[t] - base;
+        kernels::Selection part = kernels::adtopk(data + at, layout_.shape[t], r.density);
+        for (auto index : part.indices) selection.indices.push_back(int32_t(index + at));
+        selection.values.insert(selection.values.end(), part.values.begin(), part.values.end());
+      }
+      return selection;
+    }
+    case Sparsifier::kDgc: {
+      uint64_t stream = stream_seed(stream_seed(stream_seed(key.seed, uint64_t(key.rank)), uint64_t(key.iteration)),
+                                    uint64_t(r.first_tensor));
+      selection = kernels::dgc(data, n, r.density, stream).selection;
+      break;
+    }
+    case Sparsifier::kGaussiank: selection = kernels::gaussiank(data, n, r.density).selection; break;
+    case Sparsifier::kRedsync: selection = kernels::redsync(data, n, r.density).selection; break;
+    case Sparsifier::kSidco: selection = kernels::sidco(data, n, r.density).selection; break;
+  }
+  // Threshold methods: their count varies, unless the scheme aligns it to k.
+  return r.align_to_expected ? align_to_count(std::move(selection), data, n, r.expected_count) : selection;
+}
+
+kernels::Selection Compressor::compress(const policy::CompressionRequest& r, const float* grad, float* residual,
+                                        const SelectionKey& key) {
+  if (r.first_tensor < 0 || r.end_tensor > layout_.tensors() || r.first_tensor >= r.end_tensor ||
+      layout_.elements(r.first_tensor, r.end_tensor) != r.elements) {
+    throw std::logic_error("compression request for tensors [" + std::to_string(r.first_tensor) + ", " +
+                           std::to_string(r.end_tensor) + ") does not match their " + std::to_string(r.elements) +
+                           " elements");
+  }
+  const int64_t base = layout_.offset[r.first_tensor];
+  const float* g = grad + base;
+  if (!r.error_feedback) return select(r, g, key);
+  float* acc = residual + base;
+  if (r.sparsifier == Sparsifier::kTopk) {  // the fused kernel: one pass over residual and gradient
+    kernels::Selection selection;
+    selection.resize(std::min(r.expected_count, r.elements));
+    kernels::ef_topk(acc, g, r.elements, r.expected_count, selection.values.data(), selection.indices.data(),
+                     &workspace_);
+    return selection;
+  }
+  for (int64_t i = 0; i < r.elements; ++i) acc[i] = acc[i] + g[i];
+  kernels::Selection selection = select(r, acc, key);
+  for (auto index : selection.indices) acc[index] = 0.0f;
+  return selection;
+}
+
+}  // namespace sparsefuse::runtime

@@ -1,0 +1,192 @@
+#include "runtime/driver.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "policy/gradient_model.h"
+#include "policy/presets.h"
+#include "runtime/engine.h"
+#include "runtime/reference.h"
+#include "runtime/support.h"
+#include "sim/compression_cost.h"
+#include "sim/estimates.h"
+#include "sim/nccl_network.h"
+
+namespace sparsefuse::runtime {
+
+namespace {
+
+// The scheme as the simulator would build it for this scenario.
+struct PlannedRun {
+  policy::GradientModel model;
+  std::unique_ptr<sim::NetworkModel> network;
+  std::unique_ptr<sim::CompressionCost> compression;
+  std::unique_ptr<sim::SimulatorEstimates> estimates;
+  std::unique_ptr<policy::Scheme> scheme;
+
+  explicit PlannedRun(const sim::Scenario& s)
+      : model(policy::GradientModel::from_trace(s.trace, s.compute_scale())),
+        network(sim::make_network_model(s.network, s.topology, s.workers, s.base_dir())),
+        compression(std::make_unique<sim::CompressionCost>(s.compression, s.base_dir(), s.file)),
+        estimates(std::make_unique<sim::SimulatorEstimates>(*network, *compression)),
+        scheme(policy::build_scheme(s.scheme, model, *estimates)) {}
+};
+
+TimeNs batch_scaled(TimeNs ns, double scale) { return TimeNs(std::llround(double(ns) * scale)); }
+
+// Once per iteration, off the clock: every rank's flush count and a hash of
+// its bucket sequence must agree, and a failed --check on any rank stops
+// every rank. Returns how many ranks failed the check.
+int agree_after_iteration(CommThread& comm, const RunOptions& options, int iteration,
+                          const std::vector<std::unique_ptr<BucketExchange>>& exchanges, bool failed) {
+  uint64_t hash = 0;
+  for (const auto& x : exchanges) hash = hash * 0x100000001b3ull ^ bucket_fingerprint(x->bucket, iteration, x->index);
+  const int64_t mine[3] = {int64_t(exchanges.size()), int64_t(hash), failed ? 1 : 0};
+  std::vector<int64_t> all;
+  comm.submit([&](Communicator& c) { all = c.allgather(mine, 3); }, fmt::format("the end of iteration {}", iteration));
+  comm.drain(options.timeout);
+  int failures = 0;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (all[3 * r] != mine[0] || all[3 * r + 1] != mine[1]) {
+      throw std::runtime_error(fmt::format("iteration {}: rank {} flushed {} buckets, rank {} flushed {} (or a "
+                                           "different sequence): the ranks' policies disagree",
+                                           iteration, r, all[3 * r], comm.rank(), mine[0]));
+    }
+    failures += int(all[3 * r + 2]);
+  }
+  return failures;
+}
+
+std::string hostname() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("unknown");
+}
+
+}  // namespace
+
+void validate_for_runtime(const sim::Scenario& scenario, int ranks) {
+  if (scenario.workers != ranks) {
+    throw InputError(scenario.file, "/workers",
+                     fmt::format("expected {} (the number of ranks this run was started with), got {}; run with "
+                                 "mpirun -np {} or pass --set workers={}",
+                                 ranks, scenario.workers, scenario.workers, ranks));
+  }
+  PlannedRun planned(scenario);
+  std::string reason = unsupported_reason(scenario.scheme.preset, *planned.scheme);
+  if (!reason.empty()) throw InputError(scenario.file, "/scheme", reason);
+}
+
+RunOutcome run_scenario(const sim::Scenario& s, CommThread& comm, const RunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  PlannedRun planned(s);
+  const policy::GradientModel& model = planned.model;
+  const ModelLayout layout = ModelLayout::from(s.trace, model);
+  const int P = comm.size();
+  EngineConfig config;
+  config.seed = s.seed;
+  config.time_scale = options.time_scale;
+  config.forward_ns = batch_scaled(s.trace.forward_ns, s.compute_scale());
+  config.optimizer_ns = batch_scaled(s.trace.optimizer_ns, s.compute_scale());
+  config.timeout = options.timeout;
+  RankEngine engine(model, layout, *planned.scheme, comm, config);
+  std::unique_ptr<ReferenceAggregate> reference;
+  if (options.check) reference = std::make_unique<ReferenceAggregate>(model, layout, s.seed, P);
+
+  RunOutcome outcome;
+  // Sums over measured iterations on this rank: forward, backward,
+  // compression, exposed communication, optimizer, bytes sent, lost.
+  std::vector<double> sums(7, 0.0);
+  std::vector<double> iteration_ns;
+  const int total = s.warmup_iterations + s.iterations;
+  for (int it = 0; it < total; ++it) {
+    const IterationTimes t = engine.run_iteration(it);
+    std::string failure = reference ? reference->check(it, engine.requests(), engine.exchanges(), engine.aggregate()) : "";
+    if (agree_after_iteration(comm, options, it, engine.exchanges(), !failure.empty()) > 0) {
+      outcome.check_failure = failure.empty() ? fmt::format("iteration {}: another rank's check failed", it) : failure;
+      break;
+    }
+    if (it < s.warmup_iterations) continue;
+    iteration_ns.push_back(double(t.total));
+    const double add[] = {double(t.forward), double(t.backward), double(t.compression), double(t.communication_exposed),
+                          double(t.optimizer)};
+    for (int i = 0; i < 5; ++i) sums[i] += add[i];
+    for (const auto& x : engine.exchanges()) {
+      sums[5] += double(x->bytes_sent());
+      sums[6] += double(x->lost);
+    }
+  }
+  if (!outcome.check_failure.empty()) return outcome;
+
+  // Per bucket of the last iteration: sent count, compression, collective
+  // duration, decompression — summed over ranks, then divided into means.
+  const auto& last = engine.exchanges();
+  std::vector<double> per_bucket;
+  for (const auto& x : last) {
+    per_bucket.insert(per_bucket.end(), {double(x->sent_count), double(x->compression_ns),
+                                         double(x->finished - x->started), double(x->decompression_ns)});
+  }
+  std::vector<double> summed = sums;
+  summed.insert(summed.end(), per_bucket.begin(), per_bucket.end());
+  comm.submit(
+      [&](Communicator& c) {
+        c.allreduce_sum(summed.data(), int64_t(summed.size()));
+        c.allreduce_max(iteration_ns.data(), int64_t(iteration_ns.size()));  // the job ends with the slowest rank
+      },
+      "the final statistics");
+  comm.drain(options.timeout);
+
+  sim::SimResult& r = outcome.result;
+  r.scenario = s.resolved();
+  r.plan = planned.scheme->describe();
+  r.network = {{"model", "measured"}, {"transport", options.transport}, {"ranks", P}};
+  r.provenance = s.trace.provenance_kind();
+  r.compression_costs = "measured: CPU kernels (kernels/), inline on each rank's thread";
+  r.samples_per_iteration = int64_t(P) * s.batch_per_worker;
+  for (double ns : iteration_ns) r.iteration_ns.push_back(TimeNs(ns));
+  const double per = 1e-9 / (double(P) * s.iterations);  // ns summed over ranks and iterations -> s per iteration
+  r.breakdown = {summed[0] * per, summed[1] * per, summed[2] * per, summed[3] * per, 0.0, summed[4] * per};
+  r.bytes_sent_per_worker = summed[5] / (double(P) * s.iterations);
+  r.lost_contributions = sums[6] / s.iterations;  // every rank loses the same (same gathered stream)
+  for (size_t k = 0; k < last.size(); ++k) {
+    const double* b = summed.data() + 7 + 4 * k;
+    sim::BucketRecord record;
+    record.bucket = last[k]->bucket;
+    record.sent_elements = b[0] / P;
+    record.compression_s = b[1] / P * 1e-9;
+    record.duration_s = b[2] / P * 1e-9;
+    record.decompression_s = b[3] / P * 1e-9;
+    record.lost_contributions = double(last[k]->lost);
+    r.buckets.push_back(record);
+  }
+  int unsynchronized = 0;
+  for (bool done : engine.synchronized()) unsynchronized += !done;
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  outcome.executor = {
+      {"name", "runtime-mpi"},
+      {"ranks", P},
+      {"transport", options.transport},
+      {"host", hostname()},
+      {"time_scale", options.time_scale},
+      {"timeout_s", double(options.timeout.count()) / 1000.0},
+      {"checked", options.check},
+      {"unsynchronized_tensors", unsynchronized},
+      {"wall_s", r.wall_s},
+      {"gradients", "synthetic: N(0, grad_rms^2) per element, seeded by (seed, rank, iteration, tensor)"},
+      {"notes",
+       {"iteration_time_s is the slowest rank's; breakdown_s and buckets are means over ranks",
+        "sync_wait is not separable in a real run: it is inside communication_exposed and duration_s",
+        "every collective runs on one communication thread per rank, in flush order (communicators are not concurrent)"}}};
+  return outcome;
+}
+
+Json RunOutcome::to_json() const {
+  Json out = result.to_json(/*timing=*/false);
+  out["executor"] = executor;
+  return out;
+}
+
+}  // namespace sparsefuse::runtime

@@ -1,0 +1,40 @@
+// Runs a scenario on this rank: plans the scheme exactly as the simulator
+// does (same presets, same cost estimates from the scenario's network and
+// compression models, so the buckets are the simulated ones), drives it with
+// RankEngine for warm-up + measured iterations, optionally checks every
+// iteration's aggregate against ReferenceAggregate, and gathers the
+// statistics into the simulator's result schema (sim::SimResult, written by
+// its own to_json) plus an "executor" object.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "common/json_reader.h"
+#include "runtime/comm_thread.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+
+namespace sparsefuse::runtime {
+
+struct RunOptions {
+  double time_scale = 1.0;
+  bool check = false;
+  std::chrono::milliseconds timeout{60'000};
+  std::string transport = "mpi";  // for result.json: "mpi" or "loopback"
+};
+
+// Bad input for the runtime (InputError, exit 2): a worker count other than
+// RANKS, or a scheme the runtime cannot execute (runtime/support.h).
+void validate_for_runtime(const sim::Scenario& scenario, int ranks);
+
+struct RunOutcome {
+  sim::SimResult result;  // the same on every rank after the final reduction
+  Json executor;
+  std::string check_failure;  // "" when --check passed or was off
+  Json to_json() const;       // result.json
+};
+
+RunOutcome run_scenario(const sim::Scenario& scenario, CommThread& comm, const RunOptions& options);
+
+}  // namespace sparsefuse::runtime

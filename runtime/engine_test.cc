@@ -1,0 +1,171 @@
+// The engine and the driver in one process, over the loopback communicator:
+// the real replay, kernels and result path with one rank.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "runtime/driver.h"
+#include "runtime/engine.h"
+#include "runtime/reference.h"
+#include "sim/estimates.h"
+#include "sim/nccl_network.h"
+
+namespace sparsefuse::runtime {
+namespace {
+
+std::unique_ptr<CommThread> loopback() {
+  return std::make_unique<CommThread>([] { return std::make_unique<LoopbackCommunicator>(); });
+}
+
+sim::Scenario tiny(Json scheme, int workers = 1, int iterations = 3) {
+  Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
+              {"workers", workers},
+              {"warmup_iterations", 1},
+              {"iterations", iterations},
+              {"scheme", scheme},
+              {"compression", {{"density", 0.1}}}};
+  return sim::parse_scenario(doc, "tiny.json");
+}
+
+TEST(CommThread, RunsJobsInOrderAndRethrowsTheirErrors) {
+  auto comm = loopback();
+  std::vector<int> order;
+  for (int i = 0; i < 5; ++i) comm->submit([&order, i](Communicator&) { order.push_back(i); }, "job");
+  comm->drain(std::chrono::seconds(10));
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+  comm->submit([](Communicator&) { throw std::runtime_error("boom"); }, "failing job");
+  bool ran_after = false;
+  comm->submit([&ran_after](Communicator&) { ran_after = true; }, "later job");
+  EXPECT_THROW(comm->drain(std::chrono::seconds(10)), std::runtime_error);
+  EXPECT_FALSE(ran_after);
+}
+
+TEST(CommThread, TimesOutNamingTheStuckJob) {
+  auto comm = loopback();
+  comm->submit([](Communicator&) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); }, "flush #7");
+  try {
+    comm->drain(std::chrono::milliseconds(20));
+    FAIL() << "expected a timeout";
+  } catch (const CommTimeout& e) {
+    EXPECT_NE(std::string(e.what()).find("flush #7 did not complete within 0.02 s"), std::string::npos) << e.what();
+  }
+  comm->drain(std::chrono::seconds(10));  // the job ends; the thread can be joined
+}
+
+// Every supported preset over a few iterations on one rank: the aggregate
+// equals the reference exactly, and dense schemes return the gradient itself.
+TEST(RankEngine, MatchesTheReferenceForEverySupportedPreset) {
+  for (const char* preset : {"wfbp", "ddp", "syncea", "mgwfbp", "topk-layerwise", "omgs", "fgbuff", "saf",
+                             "safusion-inter", "ssfusion", "ssfusion-i", "adtopk", "adtopk-i", "adtopk-h", "cupcake"}) {
+    SCOPED_TRACE(preset);
+    sim::Scenario s = tiny(preset);
+    auto comm = loopback();
+    RunOptions options;
+    options.check = true;
+    options.transport = "loopback";
+    RunOutcome outcome = run_scenario(s, *comm, options);
+    EXPECT_EQ(outcome.check_failure, "");
+    EXPECT_EQ(outcome.result.iteration_ns.size(), 3u);
+    EXPECT_FALSE(outcome.result.buckets.empty());
+  }
+}
+
+TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
+  sim::Scenario s = tiny("wfbp");
+  const policy::GradientModel model = policy::GradientModel::from_trace(s.trace, 1.0);
+  const ModelLayout layout = ModelLayout::from(s.trace, model);
+  auto network = sim::make_network_model(s.network, s.topology, 1, "");
+  sim::CompressionCost compression(s.compression, "", "");
+  sim::SimulatorEstimates estimates(*network, compression);
+  auto comm = loopback();
+  {
+    auto scheme = policy::build_scheme(s.scheme, model, estimates);
+    RankEngine engine(model, layout, *scheme, *comm, {});
+    engine.run_iteration(0);
+    std::vector<float> gradient(size_t(layout.total()));
+    synthetic_gradient(1, 0, 0, model, layout, gradient.data());
+    EXPECT_EQ(engine.aggregate(), gradient);
+    EXPECT_EQ(engine.exchanges().size(), 3u);
+  }
+  sim::Scenario sparse = tiny("topk-layerwise");
+  auto scheme = policy::build_scheme(sparse.scheme, model, estimates);
+  RankEngine engine(model, layout, *scheme, *comm, {});
+  engine.run_iteration(0);
+  ASSERT_EQ(engine.exchanges().size(), 3u);
+  for (const auto& x : engine.exchanges()) {
+    EXPECT_EQ(x->bucket.collective, policy::Collective::kAllgather);
+    EXPECT_EQ(x->sent_count, 25);  // 10% of 250
+    EXPECT_LE(x->posted, x->started);
+    EXPECT_LE(x->started, x->finished);
+  }
+  int nonzero = 0;
+  for (float v : engine.aggregate()) nonzero += v != 0.0f;
+  EXPECT_EQ(nonzero, 75);
+}
+
+// The reference notices a wrong aggregate.
+TEST(ReferenceAggregate, ReportsTheFirstMismatch) {
+  sim::Scenario s = tiny("topk-layerwise");
+  const policy::GradientModel model = policy::GradientModel::from_trace(s.trace, 1.0);
+  const ModelLayout layout = ModelLayout::from(s.trace, model);
+  auto network = sim::make_network_model(s.network, s.topology, 1, "");
+  sim::CompressionCost compression(s.compression, "", "");
+  sim::SimulatorEstimates estimates(*network, compression);
+  auto scheme = policy::build_scheme(s.scheme, model, estimates);
+  auto comm = loopback();
+  RankEngine engine(model, layout, *scheme, *comm, {});
+  engine.run_iteration(0);
+  std::vector<float> wrong = engine.aggregate();
+  size_t first_sent = 0;
+  while (wrong[first_sent] == 0.0f) ++first_sent;
+  wrong[first_sent] += 1.0f;
+  ReferenceAggregate reference(model, layout, 1, 1);
+  std::string failure = reference.check(0, engine.requests(), engine.exchanges(), wrong);
+  EXPECT_NE(failure.find("iteration 0, flush #0 (allgather): tensor 0 (a) element"), std::string::npos) << failure;
+}
+
+TEST(Driver, ResultFollowsTheSimulatorSchemaWithAnExecutor) {
+  auto comm = loopback();
+  RunOptions options;
+  options.transport = "loopback";
+  options.time_scale = 2.0;
+  Json out = run_scenario(tiny("ddp", 1, 2), *comm, options).to_json();
+  EXPECT_EQ(out["format"], "sparsefuse-result/1");
+  EXPECT_EQ(out["executor"]["name"], "runtime-mpi");
+  EXPECT_EQ(out["executor"]["ranks"], 1);
+  EXPECT_EQ(out["executor"]["time_scale"], 2.0);
+  EXPECT_EQ(out["scenario"]["workers"], 1);
+  ASSERT_EQ(out["buckets"].size(), 1u);
+  EXPECT_EQ(out["buckets"][0]["elements"], 750);
+  EXPECT_EQ(out["buckets"][0]["collective"], "allreduce");
+  // Forward (1000 ns) and backward (3000 ns) replayed at twice the time.
+  EXPECT_GE(out["iteration_time_s"]["min"].get<double>(), 8e-6);
+  EXPECT_EQ(out["bytes_sent_per_worker"], 3000.0);
+}
+
+TEST(Driver, RefusesWhatItCannotRunAsBadInput) {
+  try {
+    validate_for_runtime(tiny("horovod"), 1);
+    FAIL() << "horovod must be refused";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/scheme");
+    EXPECT_NE(e.problem().find("cannot run preset \"horovod\": it negotiates its buckets at run time"),
+              std::string::npos)
+        << e.what();
+  }
+  for (const char* preset : {"dear", "bytescheduler", "oktopk", "randomk-shared", "ssfusion-o"}) {
+    EXPECT_THROW(validate_for_runtime(tiny(preset), 1), InputError) << preset;
+  }
+  EXPECT_THROW(validate_for_runtime(tiny({{"preset", "ddp"}, {"replan_every", 2}}), 1), InputError);
+  try {
+    validate_for_runtime(tiny("ddp", 4), 2);
+    FAIL() << "a worker count other than the ranks must be refused";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.pointer(), "/workers");
+    EXPECT_NE(e.problem().find("expected 2 (the number of ranks"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(validate_for_runtime(tiny("fgbuff"), 1));
+}
+
+}  // namespace
+}  // namespace sparsefuse::runtime

@@ -1,0 +1,177 @@
+#include "runtime/exchange.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kernels/pack.h"
+
+namespace sparsefuse::runtime {
+
+using policy::Alignment;
+using policy::Collective;
+
+namespace {
+
+std::string describe(const policy::Bucket& b) {
+  return fmt::format("{} of tensors [{}, {})", policy::collective_name(b.collective), b.first_tensor, b.end_tensor);
+}
+
+}  // namespace
+
+std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLayout& layout,
+                                     const std::vector<int>& compressed_by, const std::vector<RangeSelection>& selections) {
+  const bool gather = bucket.collective == Collective::kAllgather;
+  if (!gather && bucket.collective != Collective::kAllreduce) {
+    throw std::logic_error("the runtime executes allreduces and allgathers only, not " + describe(bucket));
+  }
+  if (bucket.sparse != policy::SparseAllreduce::kNone) {
+    throw std::logic_error("the runtime has no sparse allreduce (" +
+                           std::string(policy::sparse_allreduce_name(bucket.sparse)) + ")");
+  }
+  std::vector<Segment> segments;
+  int64_t carried = 0;
+  for (int t = bucket.first_tensor; t < bucket.end_tensor;) {
+    Segment s;
+    s.selection = compressed_by[t];
+    if (s.selection >= 0) {
+      const RangeSelection& r = selections[s.selection];
+      if (r.first != t || r.end > bucket.end_tensor) {
+        throw std::logic_error(fmt::format("a selection over tensors [{}, {}) straddles the {}", r.first, r.end,
+                                           describe(bucket)));
+      }
+      s.first = r.first, s.end = r.end, s.included = gather;
+    } else {
+      s.first = t, s.end = t + 1, s.included = !gather || bucket.dense_elements > 0;
+    }
+    if (s.included) carried += layout.elements(s.first, s.end);
+    segments.push_back(s);
+    t = s.end;
+  }
+  if (carried != bucket.elements) {
+    throw std::logic_error(fmt::format("the {} covers {} elements, but this rank has {} to send in it", describe(bucket),
+                                       bucket.elements, carried));
+  }
+  return segments;
+}
+
+uint64_t bucket_fingerprint(const policy::Bucket& b, int iteration, int index) {
+  const int64_t fields[] = {iteration,         index,           b.first_tensor,   b.end_tensor,
+                            int64_t(b.collective), int64_t(b.alignment), b.communicator, int64_t(b.sparse),
+                            b.partitions,      b.exact_threshold, b.repartition,    b.elements,
+                            b.dense_elements};
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (int64_t f : fields) {
+    for (int byte = 0; byte < 8; ++byte) {
+      h ^= uint64_t(f) >> (8 * byte) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  }
+  return h;
+}
+
+int64_t BucketExchange::bytes_sent() const {
+  return sent_count * (bucket.collective == Collective::kAllgather ? 8 : 4);
+}
+
+void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* send,
+                  const std::vector<RangeSelection>& selections) {
+  const int64_t base = layout.offset[x.bucket.first_tensor];
+  if (x.bucket.collective == Collective::kAllreduce) {
+    x.values.clear();
+    for (const Segment& s : x.segments) {
+      if (s.included) x.values.insert(x.values.end(), send + layout.offset[s.first], send + layout.offset[s.end]);
+    }
+    x.sent_count = int64_t(x.values.size());
+    return;
+  }
+  // One pack over the whole range: every segment is a "tensor" of the fused
+  // buffer; segments the bucket does not carry contribute no entries.
+  std::vector<int64_t> offsets = {0}, counts;
+  std::vector<int32_t> local;
+  for (const Segment& s : x.segments) {
+    const int64_t n = layout.elements(s.first, s.end);
+    offsets.push_back(layout.offset[s.end] - base);
+    if (!s.included) {
+      counts.push_back(0);
+    } else if (s.selection >= 0) {
+      const auto& indices = selections[s.selection].selection.indices;
+      counts.push_back(int64_t(indices.size()));
+      local.insert(local.end(), indices.begin(), indices.end());
+    } else {
+      counts.push_back(n);
+      for (int64_t i = 0; i < n; ++i) local.push_back(int32_t(i));
+    }
+  }
+  x.sent_count = std::accumulate(counts.begin(), counts.end(), int64_t(0));
+  x.values.resize(size_t(x.sent_count));
+  x.indices.resize(size_t(x.sent_count));
+  kernels::pack(send + base, offsets, local.data(), counts, x.values.data(), x.indices.data());
+}
+
+void run_collective(BucketExchange& x, Communicator& comm) {
+  if (x.bucket.collective == Collective::kAllreduce) {
+    comm.allreduce_sum(x.values.data(), int64_t(x.values.size()));
+    return;
+  }
+  const int P = comm.size();
+  const uint64_t fingerprint = bucket_fingerprint(x.bucket, x.iteration, x.index);
+  const int64_t mine[2] = {x.sent_count, int64_t(fingerprint)};
+  std::vector<int64_t> all = comm.allgather(mine, 2);
+  x.counts.assign(size_t(P), 0);
+  for (int r = 0; r < P; ++r) {
+    if (uint64_t(all[2 * r + 1]) != fingerprint) {
+      throw std::runtime_error(fmt::format(
+          "rank {}'s flush #{} of iteration {} is not this rank's ({}): the ranks flushed different bucket sequences",
+          r, x.index, x.iteration, describe(x.bucket)));
+    }
+    x.counts[r] = all[2 * r];
+  }
+  const auto [low, high] = std::minmax_element(x.counts.begin(), x.counts.end());
+  if (x.bucket.alignment == Alignment::kFixed && *low != *high) {
+    throw std::runtime_error(fmt::format("fixed alignment, but the ranks selected between {} and {} elements for the {}",
+                                         *low, *high, describe(x.bucket)));
+  }
+  if (x.bucket.alignment == Alignment::kPadToMax) {
+    // Padding entries add +0.0 to the range's first element: no effect on the sum.
+    const int64_t m = *high;
+    x.values.resize(size_t(m), 0.0f);
+    x.indices.resize(size_t(m), 0);
+    x.sent_count = m;
+    std::fill(x.counts.begin(), x.counts.end(), m);
+  }
+  const int64_t total = std::accumulate(x.counts.begin(), x.counts.end(), int64_t(0));
+  x.gathered_values.resize(size_t(total));
+  x.gathered_indices.resize(size_t(total));
+  comm.allgatherv(x.values.data(), x.indices.data(), x.counts, x.gathered_values.data(), x.gathered_indices.data());
+}
+
+void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float* aggregate) {
+  const int64_t base = layout.offset[x.bucket.first_tensor];
+  if (x.bucket.collective == Collective::kAllreduce) {
+    const float* sum = x.values.data();
+    for (const Segment& s : x.segments) {
+      if (!s.included) continue;
+      for (int64_t i = layout.offset[s.first]; i < layout.offset[s.end]; ++i) aggregate[i] = *sum++ / float(ranks);
+    }
+    return;
+  }
+  const int64_t n = layout.elements(x.bucket.first_tensor, x.bucket.end_tensor);
+  std::vector<float> dense(static_cast<size_t>(n));
+  if (x.bucket.alignment == Alignment::kEqualSlices) {
+    x.lost = kernels::unpack_equal_slices(x.gathered_values.data(), x.gathered_indices.data(),
+                                          int64_t(x.gathered_values.size()), ranks, n, dense.data());
+  } else {
+    kernels::unpack(x.gathered_values.data(), x.gathered_indices.data(), x.counts, n, dense.data());
+  }
+  for (const Segment& s : x.segments) {
+    if (!s.included) continue;
+    std::copy(dense.begin() + (layout.offset[s.first] - base), dense.begin() + (layout.offset[s.end] - base),
+              aggregate + layout.offset[s.first]);
+  }
+}
+
+}  // namespace sparsefuse::runtime

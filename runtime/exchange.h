@@ -1,0 +1,95 @@
+// One flushed bucket on its way through the network: what this rank sends,
+// what it receives, and how the result lands in the averaged gradient.
+//
+// A bucket names a tensor range; which of its tensors it carries follows
+// from what the policy compressed this iteration (the same on every rank for
+// the schemes the runtime runs):
+//  - an allreduce carries the range's tensors that were not compressed, as
+//    dense fp32 values (for hybrid schemes the other tensors travel in the
+//    range's allgather);
+//  - an allgather carries every selection made over tensors of the range, as
+//    (value, int32 index) pairs with indices relative to the range start, and
+//    also the uncompressed tensors when the bucket has dense elements (they
+//    ride as pairs, as the seed systems' selective path does).
+// Anything else (a selection straddling the range, an element count that
+// does not add up) is a bucket the runtime cannot interpret: std::logic_error.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/time.h"
+#include "kernels/common.h"
+#include "policy/bucket.h"
+#include "runtime/communicator.h"
+#include "runtime/gradients.h"
+
+namespace sparsefuse::runtime {
+
+// A selection made by one compression request: tensors [first, end), indices
+// relative to the start of tensor FIRST.
+struct RangeSelection {
+  int first = 0, end = 0;
+  kernels::Selection selection;
+};
+
+// A piece of a bucket's range: one compression request's tensors (SELECTION
+// >= 0) or one uncompressed tensor (-1); INCLUDED says whether this bucket carries it.
+struct Segment {
+  int first = 0, end = 0;
+  int selection = -1;
+  bool included = true;
+};
+
+// COMPRESSED_BY[t]: the index into SELECTIONS of the request that compressed
+// tensor t this iteration, or -1.
+std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLayout& layout,
+                                     const std::vector<int>& compressed_by, const std::vector<RangeSelection>& selections);
+
+// FNV-1a over what must be identical on every rank for one operation: its
+// place in the iteration's sequence and Bucket::same_operation's fields plus
+// the element counts this executor relies on.
+uint64_t bucket_fingerprint(const policy::Bucket& bucket, int iteration, int index);
+
+struct BucketExchange {
+  policy::Bucket bucket;
+  int iteration = 0, index = 0;  // the index-th flush of the iteration
+  std::vector<Segment> segments;
+  // Sent: dense values (allreduce; summed in place by the collective) or
+  // pairs (allgather).
+  std::vector<float> values;
+  std::vector<int32_t> indices;
+  // Received (allgather): per-rank counts as gathered (after padding for
+  // pad-to-max) and every rank's pairs in rank order.
+  std::vector<int64_t> counts;
+  std::vector<float> gathered_values;
+  std::vector<int32_t> gathered_indices;
+  int64_t sent_count = 0;    // pairs or values this rank put on the wire
+  int64_t lost = 0;          // equal-slices receiver: contributions dropped
+  // Nanoseconds since the iteration start, and durations.
+  TimeNs posted = 0, started = 0, finished = 0;
+  TimeNs compression_ns = 0, decompression_ns = 0;
+
+  int64_t bytes_sent() const;
+};
+
+// Fills EXCHANGE's payload from SEND (the model's flat contribution: the
+// gradient, with each selection's sent values written at its positions).
+// Pairs are built by kernels::pack.
+void fill_payload(BucketExchange& exchange, const ModelLayout& layout, const float* send,
+                  const std::vector<RangeSelection>& selections);
+
+// Runs the bucket's collective (communication thread). Allgathers first
+// exchange (count, fingerprint) per rank: the counts size the variable
+// gather, and a fingerprint that differs on any rank ends the run with an
+// error instead of mismatched collectives.
+void run_collective(BucketExchange& exchange, Communicator& comm);
+
+// Writes the averaged result of a finished exchange into AGGREGATE (the
+// model's flat averaged gradient), for the segments the bucket carries:
+// kernels::unpack (per-rank counts) or kernels::unpack_equal_slices (the
+// seed's lossy receiver, setting exchange.lost) for allgathers; the sum / P
+// for allreduces.
+void apply_result(BucketExchange& exchange, const ModelLayout& layout, int ranks, float* aggregate);
+
+}  // namespace sparsefuse::runtime

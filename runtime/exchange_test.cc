@@ -1,0 +1,216 @@
+#include "runtime/exchange.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace sparsefuse::runtime {
+namespace {
+
+using policy::Alignment;
+using policy::Bucket;
+using policy::Collective;
+
+// Two tensors of 4 and 6 elements.
+ModelLayout two_tensors() {
+  ModelLayout layout;
+  layout.offset = {0, 4, 10};
+  layout.shape = {{4}, {6}};
+  return layout;
+}
+
+Bucket bucket(Collective c, int first, int end, int64_t elements, int64_t dense, Alignment a = Alignment::kFixed) {
+  Bucket b;
+  b.first_tensor = first;
+  b.end_tensor = end;
+  b.collective = c;
+  b.elements = elements;
+  b.dense_elements = dense;
+  b.alignment = a;
+  return b;
+}
+
+RangeSelection selection(int first, int end, std::vector<int32_t> indices, std::vector<float> values) {
+  RangeSelection r{first, end, {}};
+  r.selection.indices = std::move(indices);
+  r.selection.values = std::move(values);
+  return r;
+}
+
+// Rank 0 of two, with rank 1's contribution scripted: its allgather values
+// (count, fingerprint) and its pairs, or the values it adds to an allreduce.
+class ScriptedPeer : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void allreduce_sum(float* data, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) data[i] += peer_values[size_t(i)];
+  }
+  void allreduce_sum(double*, int64_t) override {}
+  void allreduce_max(double*, int64_t) override {}
+  std::vector<int64_t> allgather(const int64_t* mine, int n) override {
+    std::vector<int64_t> all(mine, mine + n);
+    all.insert(all.end(), peer_gather.begin(), peer_gather.end());
+    return all;
+  }
+  void allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts, float* all_values,
+                  int32_t* all_indices) override {
+    std::copy(values, values + counts[0], all_values);
+    std::copy(indices, indices + counts[0], all_indices);
+    std::copy(peer_values.begin(), peer_values.begin() + counts[1], all_values + counts[0]);
+    std::copy(peer_indices.begin(), peer_indices.begin() + counts[1], all_indices + counts[0]);
+  }
+  std::vector<int64_t> peer_gather;
+  std::vector<float> peer_values;
+  std::vector<int32_t> peer_indices;
+};
+
+TEST(BucketSegments, AllreduceCarriesTheUncompressedTensors) {
+  ModelLayout layout = two_tensors();
+  auto segments = bucket_segments(bucket(Collective::kAllreduce, 0, 2, 10, 10), layout, {-1, -1}, {});
+  ASSERT_EQ(segments.size(), 2u);
+  EXPECT_TRUE(segments[0].included && segments[1].included);
+}
+
+TEST(BucketSegments, HybridSplitsTheRangeBetweenAllreduceAndAllgather) {
+  ModelLayout layout = two_tensors();
+  std::vector<RangeSelection> made = {selection(1, 2, {0, 5}, {1, 2})};
+  auto dense = bucket_segments(bucket(Collective::kAllreduce, 0, 2, 4, 4), layout, {-1, 0}, made);
+  EXPECT_TRUE(dense[0].included);
+  EXPECT_FALSE(dense[1].included);
+  auto sparse = bucket_segments(bucket(Collective::kAllgather, 0, 2, 6, 0), layout, {-1, 0}, made);
+  EXPECT_FALSE(sparse[0].included);
+  EXPECT_TRUE(sparse[1].included);
+  EXPECT_EQ(sparse[1].selection, 0);
+  // With dense elements in the allgather, the uncompressed tensor rides along as pairs.
+  auto both = bucket_segments(bucket(Collective::kAllgather, 0, 2, 10, 4), layout, {-1, 0}, made);
+  EXPECT_TRUE(both[0].included && both[1].included);
+}
+
+TEST(BucketSegments, RejectsBucketsTheRuntimeCannotInterpret) {
+  ModelLayout layout = two_tensors();
+  std::vector<RangeSelection> spanning = {selection(0, 2, {0}, {1})};
+  EXPECT_THROW(bucket_segments(bucket(Collective::kAllgather, 0, 1, 4, 0), layout, {0, 0}, spanning),
+               std::logic_error);
+  EXPECT_THROW(bucket_segments(bucket(Collective::kAllreduce, 0, 2, 7, 7), layout, {-1, -1}, {}), std::logic_error);
+  Bucket sparse_allreduce = bucket(Collective::kAllreduce, 0, 2, 10, 10);
+  sparse_allreduce.sparse = policy::SparseAllreduce::kOkTopk;
+  EXPECT_THROW(bucket_segments(sparse_allreduce, layout, {-1, -1}, {}), std::logic_error);
+}
+
+TEST(BucketFingerprint, ChangesWithEveryFieldThatMustMatch) {
+  Bucket b = bucket(Collective::kAllgather, 0, 2, 10, 0, Alignment::kExchangeCounts);
+  const uint64_t base = bucket_fingerprint(b, 3, 1);
+  EXPECT_NE(base, bucket_fingerprint(b, 4, 1));
+  EXPECT_NE(base, bucket_fingerprint(b, 3, 2));
+  Bucket other = b;
+  other.end_tensor = 1;
+  EXPECT_NE(base, bucket_fingerprint(other, 3, 1));
+  other = b;
+  other.alignment = Alignment::kEqualSlices;
+  EXPECT_NE(base, bucket_fingerprint(other, 3, 1));
+  other = b;
+  other.communicator = 1;
+  EXPECT_NE(base, bucket_fingerprint(other, 3, 1));
+  other = b;
+  other.sent_elements = 99;  // may differ between ranks
+  EXPECT_EQ(base, bucket_fingerprint(other, 3, 1));
+}
+
+// Rank 0 sends tensor 1's selection {0 -> 1.5, 5 -> -2}; rank 1 sends
+// {5 -> 4, 2 -> 1}. The average lands in tensor 1 (offset 4); tensor 0 is
+// not this bucket's.
+BucketExchange gathered_bucket(Alignment alignment, ScriptedPeer& peer) {
+  ModelLayout layout = two_tensors();
+  std::vector<RangeSelection> made = {selection(1, 2, {0, 5}, {1.5f, -2.0f})};
+  std::vector<float> send(10, 9.0f);
+  send[4] = 1.5f, send[9] = -2.0f;
+  BucketExchange x;
+  x.bucket = bucket(Collective::kAllgather, 0, 2, 6, 0, alignment);
+  x.segments = bucket_segments(x.bucket, layout, {-1, 0}, made);
+  fill_payload(x, layout, send.data(), made);
+  peer.peer_values = {4.0f, 1.0f};
+  peer.peer_indices = {4 + 5, 4 + 2};  // relative to the range start
+  peer.peer_gather = {2, int64_t(bucket_fingerprint(x.bucket, 0, 0))};
+  return x;
+}
+
+TEST(Exchange, AllgatherRoundTripAveragesByPerRankCounts) {
+  ScriptedPeer peer;
+  BucketExchange x = gathered_bucket(Alignment::kExchangeCounts, peer);
+  EXPECT_EQ(x.indices, (std::vector<int32_t>{4, 9}));  // range-relative
+  EXPECT_EQ(x.bytes_sent(), 16);
+  run_collective(x, peer);
+  EXPECT_EQ(x.counts, (std::vector<int64_t>{2, 2}));
+  std::vector<float> aggregate(10, -7.0f);
+  apply_result(x, two_tensors(), 2, aggregate.data());
+  std::vector<float> want = {-7, -7, -7, -7, 0.75f, 0, 0.5f, 0, 0, 1.0f};
+  EXPECT_EQ(aggregate, want);
+}
+
+TEST(Exchange, EqualSlicesLosesWhatTheSeedReceiverLoses) {
+  ScriptedPeer peer;
+  BucketExchange x = gathered_bucket(Alignment::kEqualSlices, peer);
+  peer.peer_values = {4.0f, 1.0f, 3.0f};  // rank 1 sends three pairs: 5 in all, slices of 2, one dropped
+  peer.peer_indices = {9, 6, 4};
+  peer.peer_gather[0] = 3;
+  run_collective(x, peer);
+  std::vector<float> aggregate(10, 0.0f);
+  apply_result(x, two_tensors(), 2, aggregate.data());
+  // Slice 0 = rank 0's pairs; slice 1 = (9 -> 4), (6 -> 1); (4 -> 3) is the dropped tail.
+  EXPECT_EQ(x.lost, 1);
+  std::vector<float> want = {0, 0, 0, 0, 0.75f, 0, 0.5f, 0, 0, 1.0f};
+  EXPECT_EQ(aggregate, want);
+}
+
+TEST(Exchange, PadToMaxPadsWithZeroContributions) {
+  ScriptedPeer peer;
+  BucketExchange x = gathered_bucket(Alignment::kPadToMax, peer);
+  peer.peer_values = {4.0f, 1.0f, 3.0f};
+  peer.peer_indices = {9, 6, 4};
+  peer.peer_gather[0] = 3;
+  run_collective(x, peer);
+  EXPECT_EQ(x.counts, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(x.bytes_sent(), 24);
+  std::vector<float> aggregate(10, 0.0f);
+  apply_result(x, two_tensors(), 2, aggregate.data());
+  std::vector<float> want = {0, 0, 0, 0, 2.25f, 0, 0.5f, 0, 0, 1.0f};
+  EXPECT_EQ(aggregate, want);
+}
+
+TEST(Exchange, MismatchedSequencesAndUnequalFixedCountsFail) {
+  ScriptedPeer peer;
+  BucketExchange x = gathered_bucket(Alignment::kExchangeCounts, peer);
+  peer.peer_gather[1] ^= 1;
+  try {
+    run_collective(x, peer);
+    FAIL() << "a different fingerprint must fail";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("flushed different bucket sequences"), std::string::npos) << e.what();
+  }
+  ScriptedPeer fixed_peer;
+  BucketExchange y = gathered_bucket(Alignment::kFixed, fixed_peer);
+  fixed_peer.peer_gather[0] = 3;
+  EXPECT_THROW(run_collective(y, fixed_peer), std::runtime_error);
+}
+
+TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
+  ModelLayout layout = two_tensors();
+  std::vector<RangeSelection> made = {selection(1, 2, {0}, {1})};
+  std::vector<float> send(10);
+  std::iota(send.begin(), send.end(), 1.0f);
+  BucketExchange x;
+  x.bucket = bucket(Collective::kAllreduce, 0, 2, 4, 4);
+  x.segments = bucket_segments(x.bucket, layout, {-1, 0}, made);
+  fill_payload(x, layout, send.data(), made);
+  EXPECT_EQ(x.values, (std::vector<float>{1, 2, 3, 4}));
+  ScriptedPeer peer;
+  peer.peer_values = {3, 2, 1, 0};
+  run_collective(x, peer);
+  std::vector<float> aggregate(10, -1.0f);
+  apply_result(x, layout, 2, aggregate.data());
+  EXPECT_EQ(aggregate, (std::vector<float>{2, 2, 2, 2, -1, -1, -1, -1, -1, -1}));
+}
+
+}  // namespace
+}  // namespace sparsefuse::runtime

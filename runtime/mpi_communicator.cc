@@ -1,0 +1,83 @@
+#include "runtime/mpi_communicator.h"
+
+#include <mpi.h>
+
+#include <climits>
+#include <stdexcept>
+#include <string>
+
+namespace sparsefuse::runtime {
+
+namespace {
+
+// MPI counts are int: larger messages would need chunking, which no trace
+// this runtime replays on CPUs comes near; refuse them instead of truncating.
+int mpi_count(int64_t n, const char* what) {
+  if (n < 0 || n > INT_MAX) throw std::runtime_error(std::string(what) + ": message of " + std::to_string(n) +
+                                                     " elements exceeds MPI's int count");
+  return int(n);
+}
+
+void check(int status, const char* call) {
+  if (status == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(status, text, &length);
+  throw std::runtime_error(std::string(call) + " failed: " + std::string(text, size_t(length)));
+}
+
+}  // namespace
+
+MpiCommunicator::MpiCommunicator() {
+  int provided = 0;
+  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  // Errors come back as status codes (turned into exceptions above) instead
+  // of aborting the job from inside the library without a message of ours.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiCommunicator::~MpiCommunicator() { MPI_Finalize(); }
+
+void MpiCommunicator::allreduce_sum(float* data, int64_t n) {
+  check(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(n, "allreduce"), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce");
+}
+
+void MpiCommunicator::allreduce_sum(double* data, int64_t n) {
+  check(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(n, "allreduce"), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Allreduce");
+}
+
+void MpiCommunicator::allreduce_max(double* data, int64_t n) {
+  check(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(n, "allreduce"), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+        "MPI_Allreduce");
+}
+
+std::vector<int64_t> MpiCommunicator::allgather(const int64_t* mine, int n) {
+  std::vector<int64_t> all(size_t(size_) * size_t(n));
+  check(MPI_Allgather(mine, n, MPI_INT64_T, all.data(), n, MPI_INT64_T, MPI_COMM_WORLD), "MPI_Allgather");
+  return all;
+}
+
+void MpiCommunicator::allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
+                                 float* all_values, int32_t* all_indices) {
+  if (int(counts.size()) != size_) throw std::logic_error("allgatherv: one count per rank expected");
+  std::vector<int> sizes(static_cast<size_t>(size_)), displacements(static_cast<size_t>(size_));
+  int64_t offset = 0;
+  for (int r = 0; r < size_; ++r) {
+    sizes[r] = mpi_count(counts[r], "allgatherv");
+    displacements[r] = mpi_count(offset, "allgatherv");
+    offset += counts[r];
+  }
+  mpi_count(offset, "allgatherv");
+  check(MPI_Allgatherv(values, sizes[rank_], MPI_FLOAT, all_values, sizes.data(), displacements.data(), MPI_FLOAT,
+                       MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+  check(MPI_Allgatherv(indices, sizes[rank_], MPI_INT32_T, all_indices, sizes.data(), displacements.data(),
+                       MPI_INT32_T, MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+}
+
+}  // namespace sparsefuse::runtime

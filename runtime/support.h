@@ -1,0 +1,15 @@
+// Which schemes runtime-mpi can execute. A scheme it cannot run is refused
+// before anything starts (InputError at /scheme, exit status 2) with the
+// reason — never replaced by something else.
+#pragma once
+
+#include <string>
+
+#include "policy/scheme.h"
+
+namespace sparsefuse::runtime {
+
+// Returns "" when SCHEME can run, else why not (a sentence naming PRESET).
+std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme);
+
+}  // namespace sparsefuse::runtime

@@ -1,0 +1,160 @@
+// sparsefuse run: execute a scenario's scheme for real — one process per
+// worker under mpirun, real gradients, CPU compression kernels and MPI
+// collectives (runtime/). Bad input is found before MPI starts, identically on
+// every rank: rank 0 reports it, every rank exits 2. After MPI has started,
+// any failure ends this process at once with status 1 (its communication
+// thread may be blocked inside MPI), and mpirun then ends the other ranks.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "runtime/comm_thread.h"
+#include "runtime/driver.h"
+#include "runtime/mpi_communicator.h"
+#include "sim/scenario.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/options.h"
+
+namespace sparsefuse::cli {
+
+namespace {
+
+// mpirun's rank environment; absent when started without mpirun.
+int env_int(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  return text && *text ? std::atoi(text) : fallback;
+}
+
+[[noreturn]] void die(int rank, const std::string& message) {
+  std::cerr << fmt::format("sparsefuse run: rank {}: error: {}\n", rank, message);
+  std::cerr.flush();
+  std::_Exit(1);
+}
+
+std::string summary(const sim::Scenario& s, const runtime::RunOutcome& outcome, const std::string& transport) {
+  const sim::SimResult& r = outcome.result;
+  const Json result = r.to_json(false);
+  const Json& t = result["iteration_time_s"];
+  const auto ms = [](double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); };
+  std::string out;
+  out += fmt::format("scenario    {}\n", s.file);
+  int with_grad = 0;
+  for (const auto& tensor : s.trace.tensors) with_grad += tensor.has_grad;
+  out += fmt::format("model       {} ({} trace): {} tensors ({} with gradients), {:.3f} M parameters, batch {}/worker\n",
+                     s.trace.model, r.provenance, s.trace.tensors.size(), with_grad, double(s.trace.parameters()) / 1e6,
+                     s.batch_per_worker);
+  out += fmt::format("executor    runtime-mpi: {} ranks over {} on {}, time scale {}\n", s.workers, transport,
+                     outcome.executor["host"].get<std::string>(), outcome.executor["time_scale"].get<double>());
+  out += fmt::format("scheme      {}\n", s.scheme.resolved.dump());
+  out += fmt::format("iterations  {} measured after {} warm-up, seed {}\n\n", s.iterations, s.warmup_iterations, s.seed);
+  out += fmt::format("iteration time  mean {}  p50 {}  p99 {}  min {}  max {}\n", ms(t["mean"]), ms(t["p50"]),
+                     ms(t["p99"]), ms(t["min"]), ms(t["max"]));
+  out += fmt::format("throughput      {:.1f} samples/s\n", r.throughput());
+  const auto& b = r.breakdown;
+  out += "breakdown per iteration (mean over ranks)\n";
+  out += fmt::format("  forward {}  backward {}  compression {}\n", ms(b.forward), ms(b.backward), ms(b.compression));
+  out += fmt::format("  exposed communication (incl. waiting for peers) {}  optimizer {}\n",
+                     ms(b.communication_exposed), ms(b.optimizer));
+  out += fmt::format("buckets         {} collectives per iteration, {:.4f} MiB sent per rank", r.buckets.size(),
+                     r.bytes_sent_per_worker / (1 << 20));
+  if (r.lost_contributions > 0) out += fmt::format(", {:.0f} contributions lost (equal slices)", r.lost_contributions);
+  out += "\n";
+  // Per-bucket lines for small plans only; result.json always has them.
+  for (size_t k = 0; r.buckets.size() <= 16 && k < r.buckets.size(); ++k) {
+    const auto& rec = r.buckets[k];
+    out += fmt::format("  #{:<3} tensors [{}, {}) {:<9} {:>9} elements {:>11.1f} sent  compress {:>9}  collective {:>9}\n",
+                       k, rec.bucket.first_tensor, rec.bucket.end_tensor, policy::collective_name(rec.bucket.collective),
+                       rec.bucket.elements, rec.sent_elements, ms(rec.compression_s), ms(rec.duration_s));
+  }
+  if (outcome.executor["checked"].get<bool>()) {
+    out += fmt::format("check           passed: every rank's averaged gradient matched the reference in all {} "
+                       "iterations\n",
+                       s.warmup_iterations + s.iterations);
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_runtime(const Args& args) {
+  po::options_description options("sparsefuse run options");
+  options.add_options()
+      ("scenario", po::value<std::string>()->required(), "scenario JSON file")
+      ("set", po::value<std::vector<std::string>>()->composing(), "override KEY=VALUE (dotted KEY, JSON VALUE)")
+      ("out", po::value<std::string>(), "rank 0 writes DIR/result.json")
+      ("time-scale", po::value<double>()->default_value(1.0),
+       "multiply the trace's forward, backward and optimizer times by X (> 0) when replaying them")
+      ("check", "every rank recomputes the exact averaged gradient of every iteration and fails on a mismatch")
+      ("timeout", po::value<double>()->default_value(60.0),
+       "seconds one iteration's collectives may take before the run fails (dead or hung peer)");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  if (!parse_command_line(args,
+                          "usage: mpirun -np P sparsefuse run SCENARIO.json [--set KEY=VALUE]... [--out DIR] "
+                          "[--time-scale X] [--check] [--timeout S]\n\n"
+                          "Executes the scenario's scheme with P real workers (MPI ranks; without mpirun, one\n"
+                          "worker in this process). The scenario's \"workers\" must equal P (else exit 2; use\n"
+                          "--set workers=P). Schemes the runtime cannot execute (coordinated, forward-gated,\n"
+                          "scheduled, sparse allreduces, offloaded compression) are refused with exit 2.",
+                          options, positional, vm)) {
+    return 0;
+  }
+  const bool under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  const int ranks = env_int("OMPI_COMM_WORLD_SIZE", 1), rank = env_int("OMPI_COMM_WORLD_RANK", 0);
+  runtime::RunOptions run;
+  run.check = vm.count("check") > 0;
+  run.transport = under_mpirun ? "mpi" : "loopback";
+  sim::Scenario scenario;
+  try {
+    run.time_scale = vm["time-scale"].as<double>();
+    if (!(run.time_scale > 0 && run.time_scale <= 1e6)) {
+      throw InputError("--time-scale", "", fmt::format("expected a number in (0, 1e6], got {}", run.time_scale));
+    }
+    const double timeout = vm["timeout"].as<double>();
+    if (!(timeout > 0 && timeout <= 86400)) {
+      throw InputError("--timeout", "", fmt::format("expected seconds in (0, 86400], got {}", timeout));
+    }
+    run.timeout = std::chrono::milliseconds(std::llround(timeout * 1000));
+    auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
+    scenario = sim::load_scenario(vm["scenario"].as<std::string>(), overrides);
+    runtime::validate_for_runtime(scenario, ranks);
+  } catch (const InputError&) {
+    if (rank == 0) throw;  // one message for the whole job
+    return 2;
+  }
+
+  runtime::CommThread::Factory factory = [under_mpirun]() -> std::unique_ptr<runtime::Communicator> {
+    if (under_mpirun) return std::make_unique<runtime::MpiCommunicator>();
+    return std::make_unique<runtime::LoopbackCommunicator>();
+  };
+  std::unique_ptr<runtime::CommThread> comm;
+  runtime::RunOutcome outcome;
+  try {
+    comm = std::make_unique<runtime::CommThread>(factory);
+    if (comm->size() != ranks) die(rank, fmt::format("MPI reports {} ranks, mpirun's environment {}", comm->size(), ranks));
+    outcome = runtime::run_scenario(scenario, *comm, run);
+  } catch (const std::exception& e) {
+    die(rank, e.what());
+  }
+  if (!outcome.check_failure.empty()) {
+    std::cerr << fmt::format("sparsefuse run: rank {}: --check failed: {}\n", rank, outcome.check_failure);
+    return 1;
+  }
+  if (rank == 0) {
+    std::cout << summary(scenario, outcome, run.transport);
+    if (vm.count("out")) {
+      const std::string path = vm["out"].as<std::string>() + "/result.json";
+      write_file_atomically(path, outcome.to_json().dump(2) + "\n");
+      std::cout << "wrote " << path << "\n";
+    }
+  }
+  return 0;
+}
+
+}  // namespace sparsefuse::cli
