@@ -1,16 +1,14 @@
 #include "kernels/profiler.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 
+#include "common/provenance.h"
 #include "kernels/common.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/estimators.h"
@@ -61,21 +59,6 @@ double time_cpu_us(const std::function<void()>& fn, int reps, bool warmup) {
 
 double time_cuda_us(const std::function<void()>& fn, int reps) {
   return cuda::median_event_time_us(fn, std::max(reps, 3));
-}
-
-std::string today_utc() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
 }
 
 std::string cpu_model() {

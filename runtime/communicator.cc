@@ -5,6 +5,8 @@
 
 namespace sparsefuse::runtime {
 
+void LoopbackCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n) { std::copy(in, in + n, out); }
+
 std::vector<int64_t> LoopbackCommunicator::allgather(const int64_t* mine, int n) {
   return std::vector<int64_t>(mine, mine + n);
 }

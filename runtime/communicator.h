@@ -17,6 +17,9 @@ class Communicator {
   // In place: data[i] = sum over ranks of data[i] (fp32; the reduction order
   // is the library's, so results may differ from a rank-order sum in the last bits).
   virtual void allreduce_sum(float* data, int64_t n) = 0;
+  // Every rank contributes size() * N values; rank r receives the sums of
+  // block r (elements [r N, (r + 1) N)) in OUT.
+  virtual void reduce_scatter_sum(const float* in, float* out, int64_t n) = 0;
   // In place over doubles, for run statistics: sum or max over ranks.
   virtual void allreduce_sum(double* data, int64_t n) = 0;
   virtual void allreduce_max(double* data, int64_t n) = 0;
@@ -27,6 +30,8 @@ class Communicator {
   // rank's pairs concatenated in rank order (sum(COUNTS) entries each).
   virtual void allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
                           float* all_values, int32_t* all_indices) = 0;
+  // Returns once every rank has called it (lines up ranks before a timed collective).
+  virtual void barrier() = 0;
 };
 
 // One rank talking to itself: every collective is a copy.
@@ -35,11 +40,13 @@ class LoopbackCommunicator : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void allreduce_sum(float*, int64_t) override {}
+  void reduce_scatter_sum(const float* in, float* out, int64_t n) override;
   void allreduce_sum(double*, int64_t) override {}
   void allreduce_max(double*, int64_t) override {}
   std::vector<int64_t> allgather(const int64_t* mine, int n) override;
   void allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts, float* all_values,
                   int32_t* all_indices) override;
+  void barrier() override {}
 };
 
 }  // namespace sparsefuse::runtime

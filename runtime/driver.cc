@@ -1,7 +1,5 @@
 #include "runtime/driver.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -10,6 +8,7 @@
 #include "policy/gradient_model.h"
 #include "policy/presets.h"
 #include "runtime/engine.h"
+#include "common/provenance.h"
 #include "runtime/reference.h"
 #include "runtime/support.h"
 #include "sim/compression_cost.h"
@@ -59,11 +58,6 @@ int agree_after_iteration(CommThread& comm, const RunOptions& options, int itera
     failures += int(all[3 * r + 2]);
   }
   return failures;
-}
-
-std::string hostname() {
-  char name[256] = {};
-  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("unknown");
 }
 
 }  // namespace
@@ -169,7 +163,7 @@ RunOutcome run_scenario(const sim::Scenario& s, CommThread& comm, const RunOptio
       {"name", "runtime-mpi"},
       {"ranks", P},
       {"transport", options.transport},
-      {"host", hostname()},
+      {"host", host_name()},
       {"time_scale", options.time_scale},
       {"timeout_s", double(options.timeout.count()) / 1000.0},
       {"checked", options.check},

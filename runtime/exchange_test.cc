@@ -46,6 +46,7 @@ class ScriptedPeer : public Communicator {
   void allreduce_sum(float* data, int64_t n) override {
     for (int64_t i = 0; i < n; ++i) data[i] += peer_values[size_t(i)];
   }
+  void reduce_scatter_sum(const float*, float*, int64_t) override { ADD_FAILURE() << "buckets never reduce-scatter"; }
   void allreduce_sum(double*, int64_t) override {}
   void allreduce_max(double*, int64_t) override {}
   std::vector<int64_t> allgather(const int64_t* mine, int n) override {
@@ -60,6 +61,7 @@ class ScriptedPeer : public Communicator {
     std::copy(peer_values.begin(), peer_values.begin() + counts[1], all_values + counts[0]);
     std::copy(peer_indices.begin(), peer_indices.begin() + counts[1], all_indices + counts[0]);
   }
+  void barrier() override {}
   std::vector<int64_t> peer_gather;
   std::vector<float> peer_values;
   std::vector<int32_t> peer_indices;

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -40,9 +41,23 @@ MpiCommunicator::MpiCommunicator() {
 
 MpiCommunicator::~MpiCommunicator() { MPI_Finalize(); }
 
+std::string MpiCommunicator::library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  // Open MPI counts the terminating NUL in LENGTH.
+  std::string version(text, strnlen(text, size_t(length)));
+  return version.substr(0, version.find_first_of("\r\n"));
+}
+
 void MpiCommunicator::allreduce_sum(float* data, int64_t n) {
   check(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(n, "allreduce"), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
         "MPI_Allreduce");
+}
+
+void MpiCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n) {
+  check(MPI_Reduce_scatter_block(in, out, mpi_count(n, "reduce_scatter"), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+        "MPI_Reduce_scatter_block");
 }
 
 void MpiCommunicator::allreduce_sum(double* data, int64_t n) {
@@ -79,5 +94,7 @@ void MpiCommunicator::allgatherv(const float* values, const int32_t* indices, co
                        MPI_INT32_T, MPI_COMM_WORLD),
         "MPI_Allgatherv");
 }
+
+void MpiCommunicator::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
 
 }  // namespace sparsefuse::runtime

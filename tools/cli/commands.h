@@ -18,5 +18,7 @@ int run_plot(const Args& args);
 int run_report(const Args& args);
 int run_profile_kernels(const Args& args);
 int run_runtime(const Args& args);  // `sparsefuse run`
+int run_profile_collectives(const Args& args);
+int run_validate(const Args& args);
 
 }  // namespace sparsefuse::cli

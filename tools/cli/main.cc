@@ -17,11 +17,13 @@ commands:
   compare SCENARIO.json    simulate several schemes on one scenario, side by side
   sweep SCENARIO.json      run a grid of scenario variants (threads, mpirun, resumable); write results.csv
   run SCENARIO.json        execute the scheme for real: mpirun -np P, CPU kernels, MPI collectives
+  validate RESULT.json     simulate a real run's recorded scenario and compare, metric by metric and bucket by bucket
   models                   list built-in model traces
   presets                  list scheme presets and their knobs
   plot RESULTS_DIR         draw figures (PNG, PDF, JSON data) from the result.json files under a directory
   report RESULTS_DIR       write report.md and report.html: tables, ranking in words, figures
   profile-kernels          measure the compression kernels (cpu or cuda); write a cost profile
+  profile-collectives      measure the runtime's MPI collectives (mpirun -np P); write a calibrated network table
 
 'sparsefuse COMMAND --help' describes each command.)";
 
@@ -32,7 +34,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
       {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels},
-      {"run", run_runtime}};
+      {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage << "\n";
     return argc < 2 ? 2 : 0;

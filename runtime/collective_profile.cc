@@ -1,0 +1,163 @@
+#include "runtime/collective_profile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/input_error.h"
+#include "common/provenance.h"
+
+namespace sparsefuse::runtime {
+
+namespace {
+
+// Bytes of one "element" as profile_sizes rounds them: a float per rank
+// (allreduce), a (float, int32) pair from every rank (allgather's output), a
+// float to every rank (reduce-scatter's input).
+int64_t unit_bytes(Collective collective, int ranks) {
+  switch (collective) {
+    case Collective::kAllReduce: return 4;
+    case Collective::kAllGather: return 8 * int64_t(ranks);
+    case Collective::kReduceScatter: return 4 * int64_t(ranks);
+  }
+  throw std::logic_error("unknown collective");
+}
+
+double bus_factor(Collective collective, int ranks) {
+  const double p = ranks;
+  return collective == Collective::kAllReduce ? 2 * (p - 1) / p : (p - 1) / p;
+}
+
+void check_range(const char* option, int64_t value, int64_t low, int64_t high) {
+  if (value < low || value > high) {
+    throw InputError(option, "", fmt::format("expected an integer in [{}, {}], got {}", low, high, value));
+  }
+}
+
+}  // namespace
+
+void validate(const CollectiveProfileOptions& o) {
+  check_range("--min-bytes", o.min_bytes, 1, kMaxProfileBytes);
+  check_range("--max-bytes", o.max_bytes, 1, kMaxProfileBytes);
+  if (o.min_bytes > o.max_bytes) {
+    throw InputError("--min-bytes", "",
+                     fmt::format("expected at most --max-bytes ({}), got {}", o.max_bytes, o.min_bytes));
+  }
+  check_range("--warmup", o.warmup, 0, 1'000'000);
+  check_range("--iterations", o.iterations, 1, 1'000'000);
+}
+
+const std::vector<Collective>& profiled_collectives() {
+  static const std::vector<Collective> all = {Collective::kAllReduce, Collective::kAllGather,
+                                              Collective::kReduceScatter};
+  return all;
+}
+
+std::vector<int64_t> profile_sizes(Collective collective, int ranks, int64_t min_bytes, int64_t max_bytes) {
+  const int64_t unit = unit_bytes(collective, ranks);
+  std::vector<int64_t> sizes;
+  for (int64_t nominal = min_bytes; nominal <= max_bytes; nominal *= 2) {
+    const int64_t bytes = std::max<int64_t>(1, nominal / unit) * unit;
+    if (sizes.empty() || sizes.back() != bytes) sizes.push_back(bytes);
+  }
+  return sizes;
+}
+
+double median(std::vector<double> values) {
+  const size_t middle = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + middle, values.end());
+  if (values.size() % 2 == 1) return values[middle];
+  const double upper = values[middle];
+  return (*std::max_element(values.begin(), values.begin() + middle) + upper) / 2;
+}
+
+double time_collective(Communicator& comm, Collective collective, int64_t bytes, int warmup, int iterations) {
+  const int P = comm.size();
+  const int64_t n = bytes / unit_bytes(collective, P);  // floats or pairs per rank (reduce-scatter: received)
+  // Zeros stay zeros under repeated in-place sums, so no repetition meets
+  // infinities or denormals.
+  std::vector<float> send, receive;
+  std::vector<int32_t> indices, all_indices;
+  std::vector<int64_t> counts;
+  std::function<void()> run;
+  switch (collective) {
+    case Collective::kAllReduce:
+      send.assign(size_t(n), 0.0f);
+      run = [&] { comm.allreduce_sum(send.data(), n); };
+      break;
+    case Collective::kAllGather:
+      send.assign(size_t(n), 0.0f);
+      indices.assign(size_t(n), 0);
+      counts.assign(size_t(P), n);
+      receive.resize(size_t(n * P));
+      all_indices.resize(size_t(n * P));
+      run = [&] { comm.allgatherv(send.data(), indices.data(), counts, receive.data(), all_indices.data()); };
+      break;
+    case Collective::kReduceScatter:
+      send.assign(size_t(n * P), 0.0f);
+      receive.resize(size_t(n));
+      run = [&] { comm.reduce_scatter_sum(send.data(), receive.data(), n); };
+      break;
+  }
+  std::vector<double> times_us;
+  for (int repetition = 0; repetition < warmup + iterations; ++repetition) {
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    const auto end = std::chrono::steady_clock::now();
+    if (repetition >= warmup) times_us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+  }
+  comm.allreduce_max(times_us.data(), int64_t(times_us.size()));  // each repetition's slowest rank
+  return median(std::move(times_us));
+}
+
+Json CollectiveProfile::to_json() const {
+  Json collectives = Json::object();
+  for (Collective c : profiled_collectives()) {
+    Json list = Json::array();
+    for (const CollectiveTiming& t : timings) {
+      // To the nanosecond: the clock's resolution (a median of two may end in half a nanosecond).
+      const double time_us = std::round(t.time_us * 1e3) / 1e3;
+      if (t.collective == c) list.push_back({{"ranks", ranks}, {"bytes", t.bytes}, {"time_us", time_us}});
+    }
+    if (!list.empty()) collectives[sim::netmodel::name(c)] = std::move(list);
+  }
+  return {{"format", "sparsefuse-profile/1"},
+          {"provenance",
+           {{"kind", "measured"},
+            {"tool", "sparsefuse profile-collectives"},
+            {"transport", transport},
+            {"ranks", ranks},
+            {"host", host_name()},
+            {"date", today_utc()},
+            {"mpi_library", library},
+            {"warmup", options.warmup},
+            {"iterations", options.iterations},
+            {"statistic", "median over the timed repetitions of the slowest rank's time; a barrier before each"}}},
+          {"collectives", std::move(collectives)}};
+}
+
+std::string table_header(const CollectiveProfile& p) {
+  return fmt::format(
+      "# sparsefuse profile-collectives: {} ranks over {} ({}), rank 0 on {}\n"
+      "# time: median of {} repetitions (after {} warm-up) of the slowest rank; busbw factors as nccl-tests\n"
+      "#\n"
+      "# {:>10} {:>12} {:>6} {:>15} {:>12} {:>12} {:>12}\n"
+      "# {:>10} {:>12} {:>6} {:>15} {:>12} {:>12} {:>12}\n",
+      p.ranks, p.transport, p.library, host_name(), p.options.iterations, p.options.warmup, "size", "count", "type",
+      "collective", "time", "algbw", "busbw", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
+}
+
+std::string table_row(const CollectiveTiming& t, int ranks) {
+  const bool pairs = t.collective == Collective::kAllGather;
+  const double algbw = double(t.bytes) / (t.time_us * 1e3);  // bytes per ns = GB/s
+  return fmt::format("  {:>10} {:>12} {:>6} {:>15} {:>12.2f} {:>12.3f} {:>12.3f}\n", t.bytes,
+                     t.bytes / (pairs ? 8 : 4), pairs ? "pair" : "float", sim::netmodel::name(t.collective), t.time_us,
+                     algbw, algbw * bus_factor(t.collective, ranks));
+}
+
+}  // namespace sparsefuse::runtime

@@ -1,0 +1,93 @@
+// Measures the collectives the runtime moves its buckets with, through the
+// same Communicator, and writes them as a calibrated collective table
+// (sim/netmodel/calibrated.h), so `sparsefuse simulate` with
+// network.model = "calibrated" charges what this transport really costs:
+//
+// {"format": "sparsefuse-profile/1",
+//  "provenance": {"kind": "measured", "tool": "sparsefuse profile-collectives",
+//                 "transport": "mpi", "ranks": P, "host": <rank 0's host>,
+//                 "date": "YYYY-MM-DD" (UTC), "mpi_library": <first line of MPI_Get_library_version>,
+//                 "warmup": W, "iterations": N, "statistic": <how time_us was formed>},
+//  "collectives": {"allreduce": [{"ranks": P, "bytes": B, "time_us": T}, ...],
+//                  "allgather": [...], "reduce_scatter": [...]}}
+//
+// What each collective runs and what "bytes" is (the calibrated format's, after nccl-tests):
+//   allreduce:      Communicator::allreduce_sum in place over B / 4 floats; B = the per-rank buffer.
+//   allgather:      Communicator::allgatherv of B / (8 P) (float value, int32 index) pairs per rank,
+//                   the runtime's sparse-bucket path; B = the whole gathered output.
+//   reduce_scatter: Communicator::reduce_scatter_sum of B / 4 floats per rank, B / (4 P) back;
+//                   B = the per-rank input.
+// time_us is the median over N timed repetitions (after W untimed ones) of the
+// slowest rank's time, every repetition starting after a barrier; in the file
+// it is rounded to the nanosecond.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/json_reader.h"
+#include "runtime/communicator.h"
+#include "sim/netmodel/nccl_model.h"
+
+namespace sparsefuse::runtime {
+
+using sim::netmodel::Collective;
+
+struct CollectiveProfileOptions {
+  int64_t min_bytes = int64_t(1) << 10;
+  int64_t max_bytes = int64_t(64) << 20;
+  int warmup = 5;
+  int iterations = 20;
+};
+
+// Largest size accepted: a rank holds about twice this much while measuring.
+constexpr int64_t kMaxProfileBytes = int64_t(1) << 30;
+
+// InputError naming the option ("--min-bytes", "--max-bytes", "--warmup",
+// "--iterations") and the accepted range.
+void validate(const CollectiveProfileOptions& options);
+
+// The collectives in the order they are measured and listed.
+const std::vector<Collective>& profiled_collectives();
+
+// The sizes at which COLLECTIVE is measured on RANKS ranks: MIN, 2 MIN, 4 MIN,
+// ... up to MAX, each rounded down to whole elements of the collective (a
+// multiple of 4, 8 P or 4 P bytes, at least one), sizes that round to the
+// same value kept once.
+std::vector<int64_t> profile_sizes(Collective collective, int ranks, int64_t min_bytes, int64_t max_bytes);
+
+// The median (mean of the two middle values for an even count); VALUES non-empty.
+double median(std::vector<double> values);
+
+// Times COLLECTIVE at BYTES (one of profile_sizes) on every rank of COMM:
+// WARMUP untimed then ITERATIONS timed repetitions, each after a barrier;
+// returns, identically on every rank, the median over the repetitions of the
+// slowest rank's time in microseconds. A collective call: every rank calls it.
+double time_collective(Communicator& comm, Collective collective, int64_t bytes, int warmup, int iterations);
+
+struct CollectiveTiming {
+  Collective collective;
+  int64_t bytes = 0;
+  double time_us = 0;
+};
+
+struct CollectiveProfile {
+  CollectiveProfileOptions options;
+  int ranks = 1;
+  std::string transport = "mpi";
+  std::string library;  // the MPI library's version line
+  std::vector<CollectiveTiming> timings;
+
+  Json to_json() const;  // the document above; host and date are this process's, now
+};
+
+// An nccl-tests-like table: header (comment lines), then one row per timing
+// with size (B), count (elements: floats or pairs), type, collective, time
+// (us), algorithm bandwidth (bytes / time) and bus bandwidth (algorithm
+// bandwidth times nccl-tests' factor: 2 (P - 1) / P for allreduce, (P - 1) / P
+// otherwise), both in GB/s.
+std::string table_header(const CollectiveProfile& profile);
+std::string table_row(const CollectiveTiming& timing, int ranks);
+
+}  // namespace sparsefuse::runtime

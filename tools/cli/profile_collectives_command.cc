@@ -1,0 +1,150 @@
+// sparsefuse profile-collectives: time the MPI collectives the runtime moves
+// its buckets with (runtime/collective_profile.h) and write them as a
+// calibrated collective table for the simulator. MPI starts first so that bad
+// input is reported once, by rank 0, and every rank exits 2 before anything
+// is measured. After that, a failed or hung collective ends this process at
+// once with status 1 (its communication thread may be blocked inside MPI),
+// and mpirun then ends the other ranks.
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "common/atomic_file.h"
+#include "common/input_error.h"
+#include "runtime/collective_profile.h"
+#include "runtime/comm_thread.h"
+#include "runtime/mpi_communicator.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/options.h"
+
+namespace sparsefuse::cli {
+
+namespace {
+
+[[noreturn]] void die(const std::string& message) {
+  std::fflush(stdout);
+  std::cerr << fmt::format("sparsefuse profile-collectives: error: {}\n", message);
+  std::cerr.flush();
+  std::_Exit(1);
+}
+
+// Why write_file_atomically could not create PATH ("" when it could): PATH
+// must not be a directory, and its nearest existing ancestor must be a
+// writable directory (write_file_atomically creates the missing ones). Checked
+// up front so that a long measurement is not lost at the end.
+std::string unwritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "it is a directory";
+  fs::path dir = fs::path(path).parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) return fmt::format("{} is not a directory", dir.string());
+  if (::access(dir.c_str(), W_OK) != 0) return fmt::format("{} is not writable", dir.string());
+  return "";
+}
+
+}  // namespace
+
+int run_profile_collectives(const Args& args) {
+  const runtime::CollectiveProfileOptions defaults;
+  po::options_description options("sparsefuse profile-collectives options");
+  options.add_options()
+      ("out", po::value<std::string>(), "rank 0 writes the profile (sparsefuse-profile/1) to FILE")
+      ("min-bytes", po::value<int64_t>()->default_value(defaults.min_bytes), "smallest size B (bytes, >= 1)")
+      ("max-bytes", po::value<int64_t>()->default_value(defaults.max_bytes),
+       "largest size (bytes, <= 1073741824); sizes double from --min-bytes up to it")
+      ("warmup", po::value<int>()->default_value(defaults.warmup), "untimed repetitions per size (>= 0)")
+      ("iterations", po::value<int>()->default_value(defaults.iterations), "timed repetitions per size (>= 1)")
+      ("timeout", po::value<double>()->default_value(120.0),
+       "seconds one collective at one size (all its repetitions) may take before the run fails");
+  po::positional_options_description none;
+  po::variables_map vm;
+  if (!parse_command_line(args,
+                          "usage: mpirun -np P sparsefuse profile-collectives [--out FILE] [--min-bytes B] "
+                          "[--max-bytes B] [--iterations N] [--warmup N] [--timeout S]\n\n"
+                          "Times allreduce, allgather and reduce-scatter over the P ranks through the runtime's MPI\n"
+                          "communicator, at sizes doubling from --min-bytes to --max-bytes; prints an nccl-tests-like\n"
+                          "table (rank 0) and, with --out, writes a calibrated collective table the simulator reads\n"
+                          "(network.model=calibrated, network.profile=FILE). Time per size: the median over the\n"
+                          "repetitions of the slowest rank's time.",
+                          options, none, vm)) {
+    return 0;
+  }
+  runtime::CollectiveProfileOptions o;
+  o.min_bytes = vm["min-bytes"].as<int64_t>();
+  o.max_bytes = vm["max-bytes"].as<int64_t>();
+  o.warmup = vm["warmup"].as<int>();
+  o.iterations = vm["iterations"].as<int>();
+  const double timeout_s = vm["timeout"].as<double>();
+  const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "";
+
+  std::unique_ptr<runtime::CommThread> comm;
+  try {
+    comm = std::make_unique<runtime::CommThread>([] { return std::make_unique<runtime::MpiCommunicator>(); });
+  } catch (const std::exception& e) {
+    die(e.what());
+  }
+  const int rank = comm->rank();
+  try {
+    runtime::validate(o);
+    if (!(timeout_s > 0 && timeout_s <= 86400)) {
+      throw InputError("--timeout", "", fmt::format("expected seconds in (0, 86400], got {}", timeout_s));
+    }
+  } catch (const InputError&) {
+    if (rank == 0) throw;  // one message for the whole job
+    return 2;
+  }
+  const auto timeout = std::chrono::milliseconds(std::llround(timeout_s * 1000));
+  // Only rank 0 writes, so its file system decides; the others learn its verdict.
+  const std::string out_problem = rank == 0 && !out.empty() ? unwritable(out) : "";
+  double refused = out_problem.empty() ? 0 : 1;
+  try {
+    comm->submit([&](runtime::Communicator& c) { c.allreduce_max(&refused, 1); }, "the check of --out");
+    comm->drain(timeout);
+  } catch (const std::exception& e) {
+    die(fmt::format("rank {}: {}", rank, e.what()));
+  }
+  if (refused > 0) {
+    if (rank == 0) throw InputError("--out", "", fmt::format("cannot write {}: {}", out, out_problem));
+    return 2;
+  }
+
+  runtime::CollectiveProfile profile;
+  profile.options = o;
+  profile.ranks = comm->size();
+  profile.library = runtime::MpiCommunicator::library_version();
+  if (rank == 0) std::cout << runtime::table_header(profile) << std::flush;
+  for (runtime::Collective collective : runtime::profiled_collectives()) {
+    for (int64_t bytes : runtime::profile_sizes(collective, profile.ranks, o.min_bytes, o.max_bytes)) {
+      double time_us = 0;
+      try {
+        comm->submit(
+            [&](runtime::Communicator& c) {
+              time_us = runtime::time_collective(c, collective, bytes, o.warmup, o.iterations);
+            },
+            fmt::format("the {} of {} bytes", sim::netmodel::name(collective), bytes));
+        comm->drain(timeout);
+      } catch (const std::exception& e) {
+        die(fmt::format("rank {}: {}", rank, e.what()));
+      }
+      profile.timings.push_back({collective, bytes, time_us});
+      if (rank == 0) std::cout << runtime::table_row(profile.timings.back(), profile.ranks) << std::flush;
+    }
+  }
+  if (rank == 0 && !out.empty()) {
+    write_file_atomically(out, profile.to_json().dump(2) + "\n");
+    std::cout << "wrote " << out << "\n";
+  }
+  return 0;
+}
+
+}  // namespace sparsefuse::cli
