@@ -3,6 +3,7 @@
 # ranks (index % 2) and rank 0's results.csv is identical to one process's.
 set -uo pipefail
 source "${TEST_SRCDIR}/sparsefuse/tests/sweep/common.sh"
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
 mpi=(mpirun --allow-run-as-root --oversubscribe -np 2)
 
 args=(sweep "$scenario" --schemes ddp,wfbp,horovod --grid workers=16,64 --grid seed=1,2,3 -j 1)

@@ -6,6 +6,7 @@ set -uo pipefail
 cd "${TEST_SRCDIR}/sparsefuse" || exit 1
 sf=$PWD/tools/cli/sparsefuse
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 

@@ -2,7 +2,7 @@
 // its buckets with (runtime/collective_profile.h) and write them as a
 // calibrated collective table for the simulator. MPI starts first so that bad
 // input is reported once, by rank 0, and every rank exits 2 before anything
-// is measured. After that, a failed or hung collective ends this process at
+// is measured (tools/cli/rank_input_error.h). After that, a failed or hung collective ends this process at
 // once with status 1 (its communication thread may be blocked inside MPI),
 // and mpirun then ends the other ranks.
 #include <unistd.h>
@@ -24,6 +24,7 @@
 #include "runtime/mpi_communicator.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
+#include "tools/cli/rank_input_error.h"
 
 namespace sparsefuse::cli {
 
@@ -94,14 +95,15 @@ int run_profile_collectives(const Args& args) {
     die(e.what());
   }
   const int rank = comm->rank();
+  // Until --timeout is known to be valid, the bad-input barrier waits this long.
+  constexpr std::chrono::milliseconds kInputTimeout{60'000};
   try {
     runtime::validate(o);
     if (!(timeout_s > 0 && timeout_s <= 86400)) {
       throw InputError("--timeout", "", fmt::format("expected seconds in (0, 86400], got {}", timeout_s));
     }
-  } catch (const InputError&) {
-    if (rank == 0) throw;  // one message for the whole job
-    return 2;
+  } catch (const InputError& e) {
+    return refuse_on_every_rank(*comm, e, kInputTimeout);
   }
   const auto timeout = std::chrono::milliseconds(std::llround(timeout_s * 1000));
   // Only rank 0 writes, so its file system decides; the others learn its verdict.
@@ -114,8 +116,8 @@ int run_profile_collectives(const Args& args) {
     die(fmt::format("rank {}: {}", rank, e.what()));
   }
   if (refused > 0) {
-    if (rank == 0) throw InputError("--out", "", fmt::format("cannot write {}: {}", out, out_problem));
-    return 2;
+    return refuse_on_every_rank(*comm, InputError("--out", "", fmt::format("cannot write {}: {}", out, out_problem)),
+                                timeout);
   }
 
   runtime::CollectiveProfile profile;

@@ -1,9 +1,10 @@
 // sparsefuse run: execute a scenario's scheme for real — one process per
 // worker under mpirun, real gradients, CPU compression kernels and MPI
-// collectives (runtime/). Bad input is found before MPI starts, identically on
-// every rank: rank 0 reports it, every rank exits 2. After MPI has started,
-// any failure ends this process at once with status 1 (its communication
-// thread may be blocked inside MPI), and mpirun then ends the other ranks.
+// collectives (runtime/). MPI starts first; bad input, found on every rank
+// alike, is then reported by rank 0 and every rank exits 2
+// (rank_input_error.h). Any other failure ends this process at once with
+// status 1 (its communication thread may be blocked inside MPI), and mpirun
+// then ends the other ranks.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
+#include "tools/cli/rank_input_error.h"
 
 namespace sparsefuse::cli {
 
@@ -29,6 +31,9 @@ int env_int(const char* name, int fallback) {
   const char* text = std::getenv(name);
   return text && *text ? std::atoi(text) : fallback;
 }
+
+// Until --timeout is known to be valid, the bad-input barrier waits this long.
+constexpr std::chrono::milliseconds kInputTimeout{60'000};
 
 [[noreturn]] void die(int rank, const std::string& message) {
   std::cerr << fmt::format("sparsefuse run: rank {}: error: {}\n", rank, message);
@@ -110,6 +115,17 @@ int run_runtime(const Args& args) {
   runtime::RunOptions run;
   run.check = vm.count("check") > 0;
   run.transport = under_mpirun ? "mpi" : "loopback";
+  runtime::CommThread::Factory factory = [under_mpirun]() -> std::unique_ptr<runtime::Communicator> {
+    if (under_mpirun) return std::make_unique<runtime::MpiCommunicator>();
+    return std::make_unique<runtime::LoopbackCommunicator>();
+  };
+  std::unique_ptr<runtime::CommThread> comm;
+  try {
+    comm = std::make_unique<runtime::CommThread>(factory);
+  } catch (const std::exception& e) {
+    die(rank, e.what());
+  }
+  if (comm->size() != ranks) die(rank, fmt::format("MPI reports {} ranks, mpirun's environment {}", comm->size(), ranks));
   sim::Scenario scenario;
   try {
     run.time_scale = vm["time-scale"].as<double>();
@@ -124,20 +140,12 @@ int run_runtime(const Args& args) {
     auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
     scenario = sim::load_scenario(vm["scenario"].as<std::string>(), overrides);
     runtime::validate_for_runtime(scenario, ranks);
-  } catch (const InputError&) {
-    if (rank == 0) throw;  // one message for the whole job
-    return 2;
+  } catch (const InputError& e) {
+    return refuse_on_every_rank(*comm, e, kInputTimeout);
   }
 
-  runtime::CommThread::Factory factory = [under_mpirun]() -> std::unique_ptr<runtime::Communicator> {
-    if (under_mpirun) return std::make_unique<runtime::MpiCommunicator>();
-    return std::make_unique<runtime::LoopbackCommunicator>();
-  };
-  std::unique_ptr<runtime::CommThread> comm;
   runtime::RunOutcome outcome;
   try {
-    comm = std::make_unique<runtime::CommThread>(factory);
-    if (comm->size() != ranks) die(rank, fmt::format("MPI reports {} ranks, mpirun's environment {}", comm->size(), ranks));
     outcome = runtime::run_scenario(scenario, *comm, run);
   } catch (const std::exception& e) {
     die(rank, e.what());

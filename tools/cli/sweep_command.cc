@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "sim/sweep.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
+#include "tools/cli/rank_input_error.h"
 
 namespace sparsefuse::cli {
 
@@ -169,16 +171,17 @@ int run_sweep(const Args& args) {
   if (!mpi) {
     plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
   } else {
-    std::exception_ptr error;
+    std::optional<InputError> error;
     try {
       plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
-    } catch (const InputError&) {
-      error = std::current_exception();
+    } catch (const InputError& e) {
+      error = e;
     }
     int first_failed = mpi->min(error ? rank : ranks);
     if (first_failed < ranks) {
-      if (rank == first_failed) std::rethrow_exception(error);
-      return 2;
+      // Every rank failed alike or one did alone: either way the job stops.
+      const InputError reported = error ? *error : InputError("", "", "another rank rejected the sweep");
+      return refuse_on_every_rank(rank == first_failed, reported, [&] { mpi->barrier(); });
     }
   }
 

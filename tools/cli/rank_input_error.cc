@@ -1,0 +1,23 @@
+#include "tools/cli/rank_input_error.h"
+
+#include <iostream>
+
+namespace sparsefuse::cli {
+
+int refuse_on_every_rank(bool reports, const InputError& error, const std::function<void()>& barrier) {
+  if (reports) std::cerr << "sparsefuse: error: " << error.what() << std::endl;
+  barrier();
+  return 2;
+}
+
+int refuse_on_every_rank(runtime::CommThread& comm, const InputError& error, std::chrono::milliseconds timeout) {
+  return refuse_on_every_rank(comm.rank() == 0, error, [&] {
+    try {
+      comm.submit([](runtime::Communicator& c) { c.barrier(); }, "the barrier before reporting bad input");
+      comm.drain(timeout);
+    } catch (const std::exception&) {
+    }
+  });
+}
+
+}  // namespace sparsefuse::cli
