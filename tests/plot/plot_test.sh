@@ -67,6 +67,18 @@ PY
 grep -q 'NCCL model on dgx-h200-ib400 (1 x 8 GPUs)' "$tmp/dgx/figures/scaling-bert-base.json" ||
   fail "dgx caption: $(grep -o '"caption": "[^"]*"' "$tmp/dgx/figures/scaling-bert-base.json")"
 
+# A real run's figures say so (its scenario's network model was not what timed it).
+mkdir -p "$tmp/real/run" && cp "$tmp/dgx/compare/horovod/result.json" "$tmp/real/run/result.json" &&
+  /usr/bin/python3 - "$tmp/real/run/result.json" <<'PY' || fail "making a runtime result"
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["executor"] = {"name": "runtime-mpi", "transport": "mpi", "ranks": 8, "host": "box"}
+json.dump(r, open(sys.argv[1], "w"))
+PY
+"$sf" plot "$tmp/real" >/dev/null 2>&1 || fail "plot of a runtime result failed"
+grep -q 'real run: runtime-mpi over mpi, 8 ranks on box' "$tmp/real/figures/breakdown-bert-base.json" ||
+  fail "runtime caption: $(grep -o '"caption": "[^"]*"' "$tmp/real/figures/breakdown-bert-base.json")"
+
 # --baseline, --workers and the throughput heatmap; sparse buckets in the partition.
 "$sf" plot "$res" --out "$tmp/fig-options" --baseline wfbp --workers 8 --heatmap-metric throughput \
   >/dev/null 2>&1 || fail "plot with options failed"

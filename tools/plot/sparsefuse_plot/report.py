@@ -154,7 +154,7 @@ def build_blocks(rs, sidecars, out_dir, figures_rel, opts, command):
         knobs = {k: v for k, v in r.scheme.items() if k != "preset"} if label == r.preset else {}
         scheme_rows.append([label, ", ".join(f"{k}={format_value(k, v)}" for k, v in sorted(knobs.items())) or "—"])
     rows.append(["schemes", ", ".join(row[0] for row in scheme_rows) + " (settings below)"])
-    rows.append(["network", "; ".join(sorted({describe_network(r.scenario) for r in results}))])
+    rows.append(["network", "; ".join(sorted({describe_network(r.doc) for r in results}))])
     variability = sorted({json.dumps(r.scenario.get("variability"), sort_keys=True) for r in results})
     if len(variability) == 1 and variability[0] != "null":
         v = json.loads(variability[0])

@@ -443,7 +443,7 @@ class ResultSet:
 
     @staticmethod
     def network(results):
-        texts = sorted({describe_network(r.scenario) for r in results})
+        texts = sorted({describe_network(r.doc) for r in results})
         return texts[0] if len(texts) == 1 else "network varies"
 
     def caption(self, results, scale=None, extra=""):
@@ -471,8 +471,14 @@ class ResultSet:
         return " | ".join(parts)
 
 
-def describe_network(scenario):
-    """The collective cost model of a resolved scenario, in a few words, for captions and reports."""
+def describe_network(doc):
+    """Where a result's communication times come from, in a few words, for captions and reports:
+    a real run's executor, else the collective cost model of its resolved scenario."""
+    executor = doc.get("executor") if isinstance(doc, dict) else None
+    if isinstance(executor, dict):
+        return (f"real run: {executor.get('name', '?')} over {executor.get('transport', '?')}, "
+                f"{executor.get('ranks', '?')} ranks on {executor.get('host', '?')}")
+    scenario = doc.get("scenario") if isinstance(doc, dict) else None
     network = scenario.get("network") if isinstance(scenario, dict) else None
     if not isinstance(network, dict):
         return "network unknown"
