@@ -233,13 +233,16 @@ SchemeConfig parse_scheme_config(const JsonNode& node, const Json& inherited) {
       if (auto value = node.optional_child(it.key())) config.resolved[it.key()] = checked_knob(it.key(), *value, it.value());
     }
     if (auto value = node.optional_child("replan_every")) {
-      if (preset.name == "horovod" || preset.name == "rgmerge-dynamic") {
+      const int64_t every = value->as_int(0, 1 << 30);
+      // 0 (the resolved default, in every result.json) is accepted everywhere,
+      // so a resolved scenario parses again.
+      if (every > 0 && (preset.name == "horovod" || preset.name == "rgmerge-dynamic")) {
         value->fail("\"replan_every\" needs a static partition; " + preset.name + " negotiates its buffers every cycle");
       }
-      if (plans_itself(preset.name)) {
+      if (every > 0 && plans_itself(preset.name)) {
         value->fail("\"replan_every\" re-plans with a merge rule; " + preset.name + " plans from its own model");
       }
-      config.resolved["replan_every"] = value->as_int(0, 1 << 30);
+      config.resolved["replan_every"] = every;
     }
   }
   config.resolved["preset"] = config.preset;

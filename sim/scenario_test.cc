@@ -1,7 +1,9 @@
 // Scenario parsing, overrides and the precise messages of bad input.
 #include <gtest/gtest.h>
 
+#include "policy/presets.h"
 #include "sim/scenario.h"
+#include "sim/simulator.h"
 
 namespace sparsefuse::sim {
 namespace {
@@ -27,6 +29,26 @@ TEST(Scenario, DefaultsAreFilledAndResolved) {
   EXPECT_EQ(r["network"]["bandwidth_gbps"], 100.0);
   // The resolved scenario parses back to the same resolution.
   EXPECT_EQ(parse_scenario(r, "r.json").resolved().dump(), r.dump());
+}
+
+// result.json's scenario "re-runs to the same result": for every preset, the
+// resolved scenario parses back to the same resolution and the same result.
+TEST(Scenario, EveryPresetsResolvedScenarioRunsAgainIdentically) {
+  for (const std::string& preset : policy::preset_names()) {
+    Json doc = {{"model", "bert-base"}, {"workers", 8}, {"iterations", 2}, {"warmup_iterations", 1},
+                {"scheme", preset}, {"variability", {{"compute_cv", 0.05}}}};
+    Scenario s = parse_scenario(doc, "s.json");
+    Json r = s.resolved();
+    Scenario again;
+    try {
+      again = parse_scenario(r, "r.json");
+    } catch (const InputError& e) {
+      ADD_FAILURE() << preset << ": " << e.what();
+      continue;
+    }
+    EXPECT_EQ(again.resolved().dump(), r.dump()) << preset;
+    EXPECT_EQ(simulate(again).to_json(false).dump(), simulate(s).to_json(false).dump()) << preset;
+  }
 }
 
 TEST(Scenario, OverridesUseDottedPathsAndJsonValues) {

@@ -254,8 +254,21 @@ def check_heatmap(args, results, side, colors):
     same(len(side["cells"]), sweep_points, "heatmap cells vs sweep points")
 
 
+def check_validation(args, results, side, colors):
+    """The plotted metrics and bucket durations are validation.json's."""
+    v = source(args.results, side["source"])
+    if v is None:
+        return
+    want = [m for m in v["metrics"] if m["name"].endswith("(ms)")]
+    same(side["metrics"], want, "validation metrics")
+    same([(b["index"], b["measured_duration_ms"], b["simulated_duration_ms"]) for b in side["buckets"]],
+         [(b["index"], b["measured_duration_s"] * 1e3, b["simulated_duration_s"] * 1e3) for b in v["buckets"]],
+         "validation buckets")
+
+
 CHECKS = {"scaling": check_scaling, "speedup-bars": check_speedup_bars, "breakdown": check_breakdown,
-          "partition": check_partition, "timeline": check_timeline, "heatmap": check_heatmap}
+          "partition": check_partition, "timeline": check_timeline, "heatmap": check_heatmap,
+          "validation": check_validation}
 
 
 class Links(html.parser.HTMLParser):

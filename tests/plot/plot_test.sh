@@ -79,6 +79,13 @@ PY
 grep -q 'real run: runtime-mpi over mpi, 8 ranks on box' "$tmp/real/figures/breakdown-bert-base.json" ||
   fail "runtime caption: $(grep -o '"caption": "[^"]*"' "$tmp/real/figures/breakdown-bert-base.json")"
 
+# A validation (sparsefuse validate --out) is drawn: measured against simulated per metric and bucket.
+"$sf" validate "$res/compare-8/horovod/result.json" --set network.bandwidth_gbps=10 --out "$tmp/val/v" \
+  >/dev/null 2>&1 || fail "validate"
+"$sf" plot "$tmp/val" >/dev/null 2>&1 || fail "plot of a validation failed"
+$check --results "$tmp/val" --figures "$tmp/val/figures" --baseline horovod --expect-kinds validation ||
+  fail "validation output checks"
+
 # --baseline, --workers and the throughput heatmap; sparse buckets in the partition.
 "$sf" plot "$res" --out "$tmp/fig-options" --baseline wfbp --workers 8 --heatmap-metric throughput \
   >/dev/null 2>&1 || fail "plot with options failed"

@@ -58,7 +58,12 @@ expect2() {
 }
 expect2 "$tmp/none.json: cannot open file" "$tmp/none.json"
 expect2 "$PWD/tests/data/tiny4.json: at /: missing required key \"scenario\"" "$PWD/tests/data/tiny4.json"
-expect2 "$tmp/run/result.json /scenario: at /workers: expected an integer" "$tmp/run/result.json" --set workers=0
+expect2 "$tmp/run/result.json: at /scenario/workers: expected an integer" "$tmp/run/result.json" --set workers=0
+# Relative paths resolve from the result's directory.
+cp "$PWD/profiles/cpu-dev-2core.json" "$tmp/run/kernels.json"
+"$sf" validate "$tmp/run/result.json" --set compression.profile=kernels.json >/dev/null 2>&1 ||
+  fail "a profile path relative to the result's directory"
+expect2 "$tmp/run/missing.json: cannot open file" "$tmp/run/result.json" --set compression.profile=missing.json
 
 if [[ $failures -ne 0 ]]; then echo "$failures check(s) failed"; exit 1; fi
 echo "all checks passed"

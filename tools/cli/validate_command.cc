@@ -85,9 +85,15 @@ int run_validate(const Args& args) {
   root.expect_object();
   Json scenario_doc = root.child("scenario").json();
   for (const auto& o : overrides) sim::apply_override(scenario_doc, o);
-  // Errors in the recorded scenario name it as the result file's "scenario"
-  // member; relative trace paths resolve from the result's directory.
-  const sim::Scenario scenario = sim::parse_scenario(scenario_doc, path + " /scenario");
+  // Relative paths in the scenario (traces, profiles) resolve from the result's
+  // directory; errors point into the result file's "scenario" member.
+  sim::Scenario scenario;
+  try {
+    scenario = sim::parse_scenario(scenario_doc, path);
+  } catch (const InputError& e) {
+    if (e.file() != path) throw;  // a trace or profile the scenario names
+    throw InputError(path, "/scenario" + e.pointer(), e.problem());
+  }
   const Json simulated = sim::simulate(scenario).to_json(/*timing=*/false);
   const sim::Validation v = sim::compare_results(root, JsonNode(simulated, "the simulation", ""));
   print(v, path, measured, simulated, overrides);

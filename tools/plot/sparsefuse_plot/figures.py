@@ -598,7 +598,69 @@ def heatmaps(plt, rs, out_dir, opts, limit_per_sweep=12):
     return sidecars
 
 
-BUILDERS = [scaling, speedup_bars, breakdown, timelines, partition, heatmaps]
+# --- 7. validation: a real run against its simulation ----------------------------
+MEASURED_COLOR, SIMULATED_COLOR = "#333333", "#6baed6"
+
+
+def _error_text(error):
+    return "n/a" if error is None else f"{error * 100:+.0f}%"
+
+
+def validation(plt, rs, out_dir, opts, limit=12):
+    """Measured against simulated per time metric, and each bucket's collective duration."""
+    sidecars = []
+    for path, rel, doc in rs.validations[:limit]:
+        times = [m for m in doc["metrics"] if m["name"].endswith("(ms)")]
+        overrides = doc.get("overrides") or []
+        simulated = os.path.join(os.path.dirname(path), str(doc.get("simulated", "")))
+        mine = [r for r in rs.all if os.path.abspath(r.path) == os.path.abspath(simulated)]
+        caption = (f"trace: {rs.provenance(mine) if mine else 'unknown'} | measured: {doc.get('measured', '?')} | "
+                   "simulated: its recorded scenario"
+                   + (" with --set " + ", ".join(overrides) if overrides else "")
+                   + f" | error = (simulated - measured) / measured | from {rel}")
+        fig, axes = style.new_figure(plt, "A real run against its simulation", caption, 1, 2,
+                                     left=_left_margin([m["name"] for m in times], 7), right=0.97, wspace=0.35,
+                                     bottom=0.17)
+        ax_m, ax_b = axes[0]
+        ys = list(range(len(times)))[::-1]
+        for offset, key, color in ((0.2, "measured", MEASURED_COLOR), (-0.2, "simulated", SIMULATED_COLOR)):
+            ax_m.barh([y + offset for y in ys], [m[key] for m in times], 0.38, color=color, label=key)
+        log = style.value_axis(ax_m, [v for m in times for v in (m["measured"], m["simulated"])], which="x")
+        ax_m.set_yticks(ys)
+        ax_m.set_yticklabels([m["name"].replace(" (ms)", "") for m in times])
+        for y, m in zip(ys, times):
+            ax_m.text(max(m["measured"], m["simulated"]), y, " " + _error_text(m.get("relative_error")),
+                      va="center", fontsize=6)
+        ax_m.set_xlabel("time per iteration (ms" + (", log scale)" if log else ")"))
+        ax_m.set_title("per iteration")
+        # One legend for both panels, below them: inside a panel it covered bars.
+        fig.legend(*ax_m.get_legend_handles_labels(), loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=2,
+                   fontsize=7, frameon=False)
+        buckets = doc["buckets"]
+        if buckets:
+            idx = [b["index"] for b in buckets]
+            measured = [b["measured_duration_s"] * 1e3 for b in buckets]
+            simulated = [b["simulated_duration_s"] * 1e3 for b in buckets]
+            ax_b.bar([i - 0.2 for i in idx], measured, 0.4, color=MEASURED_COLOR, label="measured")
+            ax_b.bar([i + 0.2 for i in idx], simulated, 0.4, color=SIMULATED_COLOR, label="simulated")
+            log_b = style.value_axis(ax_b, measured + simulated)
+            ax_b.set_ylabel("collective duration (ms" + (", log scale)" if log_b else ")"))
+            ax_b.set_xlabel("bucket, in flush order")
+        else:
+            ax_b.axis("off")
+            ax_b.text(0.5, 0.5, "bucket sequences differ:\n" + _wrap(doc.get("bucket_difference", ""), 40, 6),
+                      ha="center", va="center", fontsize=7, transform=ax_b.transAxes)
+        ax_b.set_title("each bucket's collective (last iteration)")
+        name = "validation-" + style.slug(os.path.relpath(os.path.dirname(path), rs.root) or "run")
+        sidecars.append(style.save_figure(plt, fig, out_dir, name, {
+            "kind": "validation", "title": "A real run against its simulation", "caption": caption,
+            "source": rel, "metrics": times,
+            "buckets": [{"index": b["index"], "measured_duration_ms": b["measured_duration_s"] * 1e3,
+                         "simulated_duration_ms": b["simulated_duration_s"] * 1e3} for b in buckets]}))
+    return sidecars
+
+
+BUILDERS = [scaling, speedup_bars, breakdown, timelines, partition, heatmaps, validation]
 
 
 def draw_all(rs, out_dir, opts):

@@ -221,6 +221,7 @@ class ResultSet:
         self.series_order = self._series_order()
         self.baseline = self._choose_baseline(baseline)
         self.sweeps = self._find_sweeps()
+        self.validations = self._find_validations()
 
     def rel(self, path):
         rel = os.path.relpath(path, self.root)
@@ -383,6 +384,35 @@ class ResultSet:
         if workers is None:
             return have[-1]
         return workers if workers in have else None
+
+    # --- validations (sparsefuse validate --out DIR) --------------------------
+    def _find_validations(self):
+        found = []
+        for directory, subdirs, files in os.walk(self.root):
+            subdirs.sort()
+            if "validation.json" not in files:
+                continue
+            path = os.path.join(directory, "validation.json")
+            rel = self.rel(path)
+            doc = _load_json(path, rel)
+            if not isinstance(doc, dict) or doc.get("format") != "sparsefuse-validation/1":
+                raise InputProblem(f"{rel}: at /format: expected \"sparsefuse-validation/1\"")
+            metrics = doc.get("metrics")
+            if not isinstance(metrics, list) or not metrics:
+                raise InputProblem(f"{rel}: at /metrics: expected a non-empty array")
+            for i, m in enumerate(metrics):
+                if not isinstance(m, dict) or not isinstance(m.get("name"), str):
+                    raise InputProblem(f"{rel}: at /metrics/{i}/name: expected a string")
+                for key in ("measured", "simulated"):
+                    _number(doc, f"/metrics/{i}/{key}", rel)
+            buckets = doc.get("buckets")
+            if not isinstance(buckets, list):
+                raise InputProblem(f"{rel}: at /buckets: expected an array")
+            for i, _ in enumerate(buckets):
+                for key in ("index", "measured_duration_s", "simulated_duration_s"):
+                    _number(doc, f"/buckets/{i}/{key}", rel)
+            found.append((path, rel, doc))
+        return found
 
     # --- sweeps ----------------------------------------------------------
     def _find_sweeps(self):

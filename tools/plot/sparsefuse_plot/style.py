@@ -154,18 +154,22 @@ def slug(text):
 LOG_AXIS_SPREAD = 20.0
 
 
-def value_axis(ax, values, unit_suffix=""):
+def value_axis(ax, values, unit_suffix="", which="y"):
     """Linear from zero, or log-10 when VALUES spread over more than LOG_AXIS_SPREAD.
 
-    Returns whether the axis is logarithmic (the caller says so in its label)."""
+    WHICH is the value axis ("y", or "x" for horizontal bars). Returns whether
+    it is logarithmic (the caller says so in its label)."""
     from matplotlib.ticker import FuncFormatter
     positive = [v for v in values if v is not None and v == v and v > 0]
+    axis = ax.yaxis if which == "y" else ax.xaxis
     if positive and max(positive) / min(positive) > LOG_AXIS_SPREAD:
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.{max(0, -int(math.floor(math.log10(v))))}f}{unit_suffix}"))
+        (ax.set_yscale if which == "y" else ax.set_xscale)("log")
+        axis.set_major_formatter(FuncFormatter(
+            lambda v, _: f"{v:,.{max(0, -int(math.floor(math.log10(v))))}f}{unit_suffix}"))
         return True
-    ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.{0 if max(positive, default=0) >= 10 else 1}f}{unit_suffix}"))
+    (ax.set_ylim if which == "y" else ax.set_xlim)(0, None)
+    axis.set_major_formatter(FuncFormatter(
+        lambda v, _: f"{v:,.{0 if max(positive, default=0) >= 10 else 1}f}{unit_suffix}"))
     return False
 
 
