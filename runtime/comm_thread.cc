@@ -24,23 +24,35 @@ CommThread::~CommThread() {
   if (thread_.joinable()) thread_.join();
 }
 
-void CommThread::submit(Job job, std::string what) {
+uint64_t CommThread::submit(Job job, std::string what) {
+  uint64_t ticket;
   {
     std::lock_guard lock(mutex_);
     queue_.push_back({std::move(job), std::move(what)});
+    ticket = ++submitted_;
   }
   wake_.notify_all();
+  return ticket;
 }
 
-void CommThread::drain(std::chrono::milliseconds timeout) {
+void CommThread::wait_for(uint64_t ticket, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
-  bool drained = idle_.wait_for(lock, timeout, [this] { return error_ || (queue_.empty() && running_.empty()); });
+  bool done = idle_.wait_for(lock, timeout, [&] { return error_ || completed_ >= ticket; });
   if (error_) std::rethrow_exception(error_);
-  if (!drained) {
+  if (!done) {
     throw CommTimeout(fmt::format("{} did not complete within {:g} s ({} more queued): a peer died, hangs, or "
                                   "flushed a different bucket sequence",
                                   running_, double(timeout.count()) / 1000.0, queue_.size()));
   }
+}
+
+void CommThread::drain(std::chrono::milliseconds timeout) {
+  uint64_t last;
+  {
+    std::lock_guard lock(mutex_);
+    last = submitted_;
+  }
+  wait_for(last, timeout);
 }
 
 void CommThread::loop(Factory factory) {
@@ -69,7 +81,10 @@ void CommThread::loop(Factory factory) {
       if (queue_.empty()) break;  // stopping, nothing left
       entry = std::move(queue_.front());
       queue_.pop_front();
-      if (error_) continue;  // skip everything after a failed job
+      if (error_) {  // skip everything after a failed job
+        ++completed_;
+        continue;
+      }
       running_ = entry.what;
     }
     try {
@@ -81,6 +96,7 @@ void CommThread::loop(Factory factory) {
     {
       std::lock_guard lock(mutex_);
       running_.clear();
+      ++completed_;
     }
     idle_.notify_all();
   }

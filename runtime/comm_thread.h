@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -47,12 +48,15 @@ class CommThread {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  // Queues JOB; WHAT names it in timeout messages.
-  void submit(Job job, std::string what);
-  // Waits until every submitted job has run. Rethrows the first exception a
-  // job threw (later jobs are then skipped: a rank whose collectives failed
-  // must not start the next one); throws CommTimeout naming the running job
-  // if the queue has not drained within TIMEOUT.
+  // Queues JOB; WHAT names it in timeout messages. Returns its ticket for
+  // wait_for (tickets count up from 1 in submission order).
+  uint64_t submit(Job job, std::string what);
+  // Waits until the job with TICKET, and so every job before it, has run.
+  // Rethrows the first exception a job threw (later jobs are then skipped: a
+  // rank whose collectives failed must not start the next one); throws
+  // CommTimeout naming the running job if that takes longer than TIMEOUT.
+  void wait_for(uint64_t ticket, std::chrono::milliseconds timeout);
+  // wait_for the last job submitted.
   void drain(std::chrono::milliseconds timeout);
 
  private:
@@ -67,6 +71,7 @@ class CommThread {
   std::deque<Entry> queue_;
   std::string running_;  // the job being executed ("" when idle)
   std::exception_ptr error_;
+  uint64_t submitted_ = 0, completed_ = 0;  // jobs queued and jobs run (or skipped) so far
   bool ready_ = false, stop_ = false;
   int rank_ = 0, size_ = 1;
   std::thread thread_;

@@ -71,7 +71,7 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   auto elapsed = [start] {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   };
-  comm_.submit(
+  x->ticket = comm_.submit(
       [raw, elapsed](Communicator& comm) {
         raw->started = elapsed();
         run_collective(*raw, comm);
@@ -113,25 +113,30 @@ IterationTimes RankEngine::run_iteration(int iteration) {
   wait_until(free_at + scaled(model_.backward_ns - previous));
   const TimeNs backward_end = since_start();
 
-  comm_.drain(config_.timeout);
-  const TimeNs comm_done = since_start();
+  // Each bucket is decompressed into the average as soon as its collective
+  // is done, while later ones are still on the wire (as the simulator
+  // models it), not all after the last one.
   synchronized_.assign(size_t(layout_.tensors()), false);
   std::fill(aggregate_.begin(), aggregate_.end(), 0.0f);
+  TimeNs decompression = 0;
   for (auto& x : exchanges_) {
+    comm_.wait_for(x->ticket, config_.timeout);
     const TimeNs begin = since_start();
     apply_result(*x, layout_, comm_.size(), aggregate_.data());
     x->decompression_ns = since_start() - begin;
+    decompression += x->decompression_ns;
     for (const Segment& s : x->segments) {
       for (int t = s.first; t < s.end; ++t) synchronized_[t] = synchronized_[t] || s.included;
     }
   }
+  comm_.drain(config_.timeout);
   const TimeNs optimizer_start = since_start();
   wait_until(optimizer_start + scaled(config_.optimizer_ns));
   times.total = since_start();
   times.forward = backward_start;
   times.backward = backward_end - backward_start - inline_compression_;
-  times.compression = inline_compression_ + (optimizer_start - comm_done);
-  times.communication_exposed = comm_done - backward_end;
+  times.compression = inline_compression_ + decompression;
+  times.communication_exposed = optimizer_start - backward_end - decompression;
   times.optimizer = times.total - optimizer_start;
   return times;
 }

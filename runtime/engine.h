@@ -11,8 +11,9 @@
 //  3. runs compress() with the CPU kernels on this thread and hands each
 //     flushed bucket to the communication thread (CommThread), which runs the
 //     collectives in flush order while backward goes on;
-//  4. after backward, waits for every collective (with a timeout), scatters
-//     the results into the averaged gradient, and replays the optimizer.
+//  4. after backward, waits for each bucket's collective in turn (with a
+//     timeout) and scatters it into the averaged gradient while later ones
+//     still run, then replays the optimizer.
 // Only schemes with per-worker policies, no forward plan and FIFO launches
 // can run here (runtime/support.h rejects the others up front).
 #pragma once
@@ -41,9 +42,10 @@ struct EngineConfig {
 };
 
 // One iteration on this rank, in nanoseconds. compression counts selection,
-// packing and decompression; communication_exposed is the wait for the
-// collectives after backward (it includes waiting for slower ranks: a real
-// run cannot tell sync wait apart from transfer).
+// packing and decompression; communication_exposed is the rest of the time
+// between backward's end and the optimizer (waiting for collectives,
+// including for slower ranks: a real run cannot tell sync wait apart from
+// transfer).
 struct IterationTimes {
   TimeNs total = 0, forward = 0, backward = 0, compression = 0, communication_exposed = 0, optimizer = 0;
 };

@@ -2,6 +2,7 @@
 // the real replay, kernels and result path with one rank.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 #include "runtime/driver.h"
@@ -38,6 +39,27 @@ TEST(CommThread, RunsJobsInOrderAndRethrowsTheirErrors) {
   comm->submit([&ran_after](Communicator&) { ran_after = true; }, "later job");
   EXPECT_THROW(comm->drain(std::chrono::seconds(10)), std::runtime_error);
   EXPECT_FALSE(ran_after);
+}
+
+// wait_for(ticket) returns once that job has run, while later ones may still
+// be queued or running: the engine decompresses bucket k during bucket k+1.
+TEST(CommThread, WaitsForOneJobWhileLaterOnesRun) {
+  auto comm = loopback();
+  std::atomic<bool> release{false}, second_done{false};
+  const uint64_t first = comm->submit([](Communicator&) {}, "first");
+  const uint64_t second = comm->submit(
+      [&](Communicator&) {
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        second_done = true;
+      },
+      "second");
+  EXPECT_EQ(second, first + 1);
+  comm->wait_for(first, std::chrono::seconds(10));
+  EXPECT_FALSE(second_done);  // still held: waiting for the first did not wait for it
+  EXPECT_THROW(comm->wait_for(second, std::chrono::milliseconds(20)), CommTimeout);
+  release = true;
+  comm->wait_for(second, std::chrono::seconds(10));
+  EXPECT_TRUE(second_done);
 }
 
 TEST(CommThread, TimesOutNamingTheStuckJob) {

@@ -69,6 +69,7 @@ struct BucketExchange {
   // Nanoseconds since the iteration start, and durations.
   TimeNs posted = 0, started = 0, finished = 0;
   TimeNs compression_ns = 0, decompression_ns = 0;
+  uint64_t ticket = 0;  // its collective's job on the communication thread
 
   int64_t bytes_sent() const;
 };

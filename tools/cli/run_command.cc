@@ -96,7 +96,7 @@ int run_runtime(const Args& args) {
        "multiply the trace's forward, backward and optimizer times by X (> 0) when replaying them")
       ("check", "every rank recomputes the exact averaged gradient of every iteration and fails on a mismatch")
       ("timeout", po::value<double>()->default_value(60.0),
-       "seconds one iteration's collectives may take before the run fails (dead or hung peer)");
+       "seconds to wait for any one collective before the run fails (dead or hung peer)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
