@@ -6,21 +6,15 @@
 # same scenario (one policy, two executors). Unsupported schemes, a wrong
 # worker count and a hung peer end the run with a clear error.
 set -uo pipefail
-cd "${TEST_SRCDIR}/sparsefuse" || exit 1
-sf=$PWD/tools/cli/sparsefuse
-tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
 source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
 mpi=(timeout 120 mpirun --allow-run-as-root --oversubscribe)
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 cat >"$tmp/tiny4.json" <<JSON
 {"model": {"trace": "$PWD/tests/data/tiny4.json"}, "workers": 2, "iterations": 3, "warmup_iterations": 1,
  "scheme": "wfbp", "compression": {"density": 0.1}}
 JSON
 
-# field FILE EXPR: evaluates a Python expression over the JSON document r.
-field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 # The bucket sequence as "first:tensors:collective:elements ...".
 sequence() { field "$1" "' '.join(f\"{b['first_tensor']}:{b['tensors']}:{b['collective']}:{b['elements']}\" for b in r['buckets'])"; }
 
@@ -95,5 +89,4 @@ else
   kill "$launcher"
 fi
 
-if [[ $failures -ne 0 ]]; then echo "$failures check(s) failed"; exit 1; fi
-echo "all checks passed"
+finish

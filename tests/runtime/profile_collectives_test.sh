@@ -7,22 +7,16 @@
 # bucket the measured time. Bad input ends the job with status 2 and one
 # message naming the option, before anything is measured or written.
 set -uo pipefail
-cd "${TEST_SRCDIR}/sparsefuse" || exit 1
-sf=$PWD/tools/cli/sparsefuse
-tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
 source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
 mpi=(timeout 120 mpirun --allow-run-as-root --oversubscribe)
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# field FILE EXPR: evaluates a Python expression over the JSON document r.
-field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 profile=$tmp/out/collectives-2.json
 "${mpi[@]}" -np 2 "$sf" profile-collectives --max-bytes 65536 --warmup 2 --iterations 5 --out "$profile" \
   >"$tmp/profile.log" 2>&1
 status=$?
 [[ $status -eq 0 ]] || fail "profile-collectives exited $status: $(cat "$tmp/profile.log")"
-[[ -f "$profile" ]] || { fail "no profile written: $(cat "$tmp/profile.log")"; echo "1 check(s) failed"; exit 1; }
+[[ -f "$profile" ]] || { fail "no profile written: $(cat "$tmp/profile.log")"; finish; }
 [[ $(grep -c "^wrote $profile" "$tmp/profile.log") -eq 1 ]] || fail "only rank 0 should write: $(cat "$tmp/profile.log")"
 # The table: 3 collectives x 7 sizes, one row each.
 [[ $(grep -cE "^ +[0-9]+ +[0-9]+ +(float|pair) +(allreduce|allgather|reduce_scatter) +[0-9.]+ " "$tmp/profile.log") -eq 21 ]] ||
@@ -75,5 +69,4 @@ grep -q "error: --out: cannot write $tmp/a-file/p.json: $tmp/a-file is not a dir
   fail "unwritable --out message: $(cat "$tmp/unwritable.log")"
 grep -q "allreduce" "$tmp/unwritable.log" && fail "unwritable --out: measured before refusing: $(cat "$tmp/unwritable.log")"
 
-if [[ $failures -ne 0 ]]; then echo "$failures check(s) failed"; exit 1; fi
-echo "all checks passed"
+finish

@@ -1,13 +1,3 @@
-# Shared by the sweep sh_tests: paths, a scratch directory, failure counting.
-cd "${TEST_SRCDIR}/sparsefuse" || exit 1
-sf=$PWD/tools/cli/sparsefuse
+# Shared by the sweep sh_tests: tests/lib/common.sh and the sweep scenario.
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
 scenario=$PWD/tests/sweep/bert-base.json
-tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-finish() {
-  if [[ $failures -ne 0 ]]; then echo "$failures check(s) failed"; exit 1; fi
-  echo "all checks passed"
-}

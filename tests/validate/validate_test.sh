@@ -3,12 +3,8 @@
 # and compared; a simulated result agrees with itself exactly; a different
 # plan is reported as a different bucket sequence; bad input exits 2.
 set -uo pipefail
-cd "${TEST_SRCDIR}/sparsefuse" || exit 1
-sf=$PWD/tools/cli/sparsefuse
-tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
 source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 cat >"$tmp/tiny4.json" <<JSON
 {"model": {"trace": "$PWD/tests/data/tiny4.json"}, "workers": 2, "iterations": 3, "warmup_iterations": 1,
@@ -65,5 +61,4 @@ cp "$PWD/profiles/cpu-dev-2core.json" "$tmp/run/kernels.json"
   fail "a profile path relative to the result's directory"
 expect2 "$tmp/run/missing.json: cannot open file" "$tmp/run/result.json" --set compression.profile=missing.json
 
-if [[ $failures -ne 0 ]]; then echo "$failures check(s) failed"; exit 1; fi
-echo "all checks passed"
+finish
