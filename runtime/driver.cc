@@ -1,41 +1,17 @@
 #include "runtime/driver.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 
-#include "policy/gradient_model.h"
-#include "policy/presets.h"
-#include "runtime/engine.h"
 #include "common/provenance.h"
+#include "policy/gradient_model.h"
+#include "runtime/engine.h"
 #include "runtime/reference.h"
 #include "runtime/support.h"
-#include "sim/compression_cost.h"
-#include "sim/estimates.h"
-#include "sim/nccl_network.h"
+#include "sim/plan.h"
 
 namespace sparsefuse::runtime {
 
 namespace {
-
-// The scheme as the simulator would build it for this scenario.
-struct PlannedRun {
-  policy::GradientModel model;
-  std::unique_ptr<sim::NetworkModel> network;
-  std::unique_ptr<sim::CompressionCost> compression;
-  std::unique_ptr<sim::SimulatorEstimates> estimates;
-  std::unique_ptr<policy::Scheme> scheme;
-
-  explicit PlannedRun(const sim::Scenario& s)
-      : model(policy::GradientModel::from_trace(s.trace, s.compute_scale())),
-        network(sim::make_network_model(s.network, s.topology, s.workers, s.base_dir())),
-        compression(std::make_unique<sim::CompressionCost>(s.compression, s.base_dir(), s.file)),
-        estimates(std::make_unique<sim::SimulatorEstimates>(*network, *compression)),
-        scheme(policy::build_scheme(s.scheme, model, *estimates)) {}
-};
-
-TimeNs batch_scaled(TimeNs ns, double scale) { return TimeNs(std::llround(double(ns) * scale)); }
 
 // Once per iteration, off the clock: every rank's flush count and a hash of
 // its bucket sequence must agree, and a failed --check on any rank stops
@@ -69,22 +45,22 @@ void validate_for_runtime(const sim::Scenario& scenario, int ranks) {
                                  "mpirun -np {} or pass --set workers={}",
                                  ranks, scenario.workers, scenario.workers, ranks));
   }
-  PlannedRun planned(scenario);
+  sim::PlannedScheme planned(scenario);
   std::string reason = unsupported_reason(scenario.scheme.preset, *planned.scheme);
   if (!reason.empty()) throw InputError(scenario.file, "/scheme", reason);
 }
 
 RunOutcome run_scenario(const sim::Scenario& s, CommThread& comm, const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  PlannedRun planned(s);
+  sim::PlannedScheme planned(s);
   const policy::GradientModel& model = planned.model;
   const ModelLayout layout = ModelLayout::from(s.trace, model);
   const int P = comm.size();
   EngineConfig config;
   config.seed = s.seed;
   config.time_scale = options.time_scale;
-  config.forward_ns = batch_scaled(s.trace.forward_ns, s.compute_scale());
-  config.optimizer_ns = batch_scaled(s.trace.optimizer_ns, s.compute_scale());
+  config.forward_ns = planned.forward_ns;
+  config.optimizer_ns = planned.optimizer_ns;
   config.timeout = options.timeout;
   RankEngine engine(model, layout, *planned.scheme, comm, config);
   std::unique_ptr<ReferenceAggregate> reference;

@@ -8,8 +8,7 @@
 #include "runtime/driver.h"
 #include "runtime/engine.h"
 #include "runtime/reference.h"
-#include "sim/estimates.h"
-#include "sim/nccl_network.h"
+#include "sim/plan.h"
 
 namespace sparsefuse::runtime {
 namespace {
@@ -93,25 +92,22 @@ TEST(RankEngine, MatchesTheReferenceForEverySupportedPreset) {
 }
 
 TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
-  sim::Scenario s = tiny("wfbp");
-  const policy::GradientModel model = policy::GradientModel::from_trace(s.trace, 1.0);
-  const ModelLayout layout = ModelLayout::from(s.trace, model);
-  auto network = sim::make_network_model(s.network, s.topology, 1, "");
-  sim::CompressionCost compression(s.compression, "", "");
-  sim::SimulatorEstimates estimates(*network, compression);
   auto comm = loopback();
   {
-    auto scheme = policy::build_scheme(s.scheme, model, estimates);
-    RankEngine engine(model, layout, *scheme, *comm, {});
+    const sim::Scenario s = tiny("wfbp");
+    const sim::PlannedScheme dense(s);
+    const ModelLayout layout = ModelLayout::from(s.trace, dense.model);
+    RankEngine engine(dense.model, layout, *dense.scheme, *comm, {});
     engine.run_iteration(0);
     std::vector<float> gradient(size_t(layout.total()));
-    synthetic_gradient(1, 0, 0, model, layout, gradient.data());
+    synthetic_gradient(1, 0, 0, dense.model, layout, gradient.data());
     EXPECT_EQ(engine.aggregate(), gradient);
     EXPECT_EQ(engine.exchanges().size(), 3u);
   }
-  sim::Scenario sparse = tiny("topk-layerwise");
-  auto scheme = policy::build_scheme(sparse.scheme, model, estimates);
-  RankEngine engine(model, layout, *scheme, *comm, {});
+  const sim::Scenario sparse = tiny("topk-layerwise");
+  const sim::PlannedScheme planned(sparse);
+  const ModelLayout layout = ModelLayout::from(sparse.trace, planned.model);
+  RankEngine engine(planned.model, layout, *planned.scheme, *comm, {});
   engine.run_iteration(0);
   ASSERT_EQ(engine.exchanges().size(), 3u);
   for (const auto& x : engine.exchanges()) {
@@ -127,15 +123,12 @@ TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
 
 // The reference notices a wrong aggregate.
 TEST(ReferenceAggregate, ReportsTheFirstMismatch) {
-  sim::Scenario s = tiny("topk-layerwise");
-  const policy::GradientModel model = policy::GradientModel::from_trace(s.trace, 1.0);
+  const sim::Scenario s = tiny("topk-layerwise");
+  const sim::PlannedScheme planned(s);
+  const policy::GradientModel& model = planned.model;
   const ModelLayout layout = ModelLayout::from(s.trace, model);
-  auto network = sim::make_network_model(s.network, s.topology, 1, "");
-  sim::CompressionCost compression(s.compression, "", "");
-  sim::SimulatorEstimates estimates(*network, compression);
-  auto scheme = policy::build_scheme(s.scheme, model, estimates);
   auto comm = loopback();
-  RankEngine engine(model, layout, *scheme, *comm, {});
+  RankEngine engine(model, layout, *planned.scheme, *comm, {});
   engine.run_iteration(0);
   std::vector<float> wrong = engine.aggregate();
   size_t first_sent = 0;

@@ -10,10 +10,8 @@
 #include "common/rng.h"
 #include "policy/adaptive.h"
 #include "policy/gradient_model.h"
-#include "policy/presets.h"
 #include "sim/alignment.h"
 #include "sim/communication.h"
-#include "sim/estimates.h"
 #include "sim/forward_pass.h"
 #include "sim/intervals.h"
 #include "sim/launch_order.h"
@@ -21,6 +19,7 @@
 #include "sim/nccl_network.h"
 #include "sim/netmodel/topology.h"
 #include "sim/network.h"
+#include "sim/plan.h"
 #include "sim/sparse_collectives.h"
 #include "sim/variability.h"
 #include "sim/worker.h"
@@ -56,12 +55,10 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   auto wall_start = std::chrono::steady_clock::now();
   const int W = scenario.workers;
   const double compute_scale = scenario.compute_scale();
-  const policy::GradientModel model = policy::GradientModel::from_trace(scenario.trace, compute_scale);
-  const TimeNs forward_ns = scaled(scenario.trace.forward_ns, compute_scale);
-  const TimeNs optimizer_ns = scaled(scenario.trace.optimizer_ns, compute_scale);
-  std::unique_ptr<NetworkModel> network_model =
-      make_network_model(scenario.network, scenario.topology, W, scenario.base_dir());
-  const NetworkModel& network = *network_model;
+  const PlannedScheme planned(scenario);
+  const policy::GradientModel& model = planned.model;
+  const TimeNs forward_ns = planned.forward_ns, optimizer_ns = planned.optimizer_ns;
+  const NetworkModel& network = *planned.network;
   std::unique_ptr<netmodel::Topology> topology;
   std::unique_ptr<Contention> contention = std::make_unique<EqualShare>();
   if (scenario.topology) {
@@ -69,9 +66,8 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
     contention = std::make_unique<LinkContention>(*topology);
   }
   Rng latency_noise(stream_seed(scenario.seed, kLatencyNoiseStream));
-  CompressionCost compression(scenario.compression, scenario.base_dir(), scenario.file);
-  SimulatorEstimates estimates(network, compression);
-  std::unique_ptr<policy::Scheme> scheme = policy::build_scheme(scenario.scheme, model, estimates);
+  const CompressionCost& compression = planned.compression;
+  policy::Scheme* const scheme = planned.scheme.get();
   std::unique_ptr<policy::Coordinator> coordinator = scheme->make_coordinator();
   std::vector<std::unique_ptr<policy::WorkerPolicy>> policies;
   if (!coordinator) {
