@@ -69,6 +69,7 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
   v.same_buckets = true;
   double sum_abs = 0, worst = -1;
   int counted = 0;
+  double measured_sum = 0, simulated_sum = 0, measured_compression = 0, simulated_compression = 0;
   for (size_t i = 0; i < n; ++i) {
     const JsonNode m = mb.element(i), s = sb.element(i);
     BucketComparison b;
@@ -85,14 +86,11 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
       ++counted;
       if (std::fabs(*e) > worst) worst = std::fabs(*e), v.worst_bucket = int(i);
     }
-    v.buckets.push_back(b);
-  }
-  double measured_sum = 0, simulated_sum = 0, measured_compression = 0, simulated_compression = 0;
-  for (const auto& b : v.buckets) {
     measured_sum += b.measured_duration_s;
     simulated_sum += b.simulated_duration_s;
     measured_compression += b.measured_compression_s;
     simulated_compression += b.simulated_compression_s;
+    v.buckets.push_back(b);
   }
   add("bucket collectives, sum of durations (ms)", measured_sum * kMs, simulated_sum * kMs);
   add("bucket compression, sum (ms)", measured_compression * kMs, simulated_compression * kMs);
