@@ -182,12 +182,14 @@ class Sweep:
         self.results = results  # [(Result, {key: value})]
 
 
-def find_result_files(root):
-    found = []
+def find_files(root, names):
+    """One walk of ROOT (directories in sorted order): the paths of each of NAMES found below it."""
+    found = {name: [] for name in names}
     for directory, subdirs, files in os.walk(root):
         subdirs.sort()
-        if "result.json" in files:
-            found.append(os.path.join(directory, "result.json"))
+        for name in names:
+            if name in files:
+                found[name].append(os.path.join(directory, name))
     return found
 
 
@@ -209,7 +211,8 @@ class ResultSet:
         if not os.path.isdir(self.root):
             raise InputProblem(f"{root}: not a directory; expected a results directory (holding result.json files)")
         self.warnings = []
-        paths = find_result_files(self.root)
+        found = find_files(self.root, ("result.json", "sweep.json", "validation.json"))
+        paths = found["result.json"]
         if not paths:
             raise InputProblem(f"{root}: no result.json found (searched recursively); write some with "
                                "'sparsefuse compare ... --out DIR' or 'sparsefuse simulate ... --out DIR'")
@@ -220,8 +223,8 @@ class ResultSet:
         self.models = sorted({r.model for r in self.results})
         self.series_order = self._series_order()
         self.baseline = self._choose_baseline(baseline)
-        self.sweeps = self._find_sweeps()
-        self.validations = self._find_validations()
+        self.sweeps = self._load_sweeps(found["sweep.json"])
+        self.validations = self._load_validations(found["validation.json"])
 
     def rel(self, path):
         rel = os.path.relpath(path, self.root)
@@ -386,13 +389,9 @@ class ResultSet:
         return workers if workers in have else None
 
     # --- validations (sparsefuse validate --out DIR) --------------------------
-    def _find_validations(self):
-        found = []
-        for directory, subdirs, files in os.walk(self.root):
-            subdirs.sort()
-            if "validation.json" not in files:
-                continue
-            path = os.path.join(directory, "validation.json")
+    def _load_validations(self, paths):
+        loaded = []
+        for path in paths:
             rel = self.rel(path)
             doc = _load_json(path, rel)
             if not isinstance(doc, dict) or doc.get("format") != "sparsefuse-validation/1":
@@ -411,17 +410,14 @@ class ResultSet:
             for i, _ in enumerate(buckets):
                 for key in ("index", "measured_duration_s", "simulated_duration_s"):
                     _number(doc, f"/buckets/{i}/{key}", rel)
-            found.append((path, rel, doc))
-        return found
+            loaded.append((path, rel, doc))
+        return loaded
 
     # --- sweeps ----------------------------------------------------------
-    def _find_sweeps(self):
+    def _load_sweeps(self, paths):
         sweeps = []
-        for directory, subdirs, files in os.walk(self.root):
-            subdirs.sort()
-            if "sweep.json" not in files:
-                continue
-            path = os.path.join(directory, "sweep.json")
+        for path in paths:
+            directory = os.path.dirname(path)
             doc = _load_json(path, self.rel(path))
             keys = doc.get("keys") if isinstance(doc, dict) else None
             if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
