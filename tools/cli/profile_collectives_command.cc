@@ -2,15 +2,13 @@
 // its buckets with (runtime/collective_profile.h) and write them as a
 // calibrated collective table for the simulator. MPI starts first so that bad
 // input is reported once, by rank 0, and every rank exits 2 before anything
-// is measured (tools/cli/rank_input_error.h). After that, a failed or hung collective ends this process at
+// is measured (tools/cli/rank_exit.h). After that, a failed or hung collective ends this process at
 // once with status 1 (its communication thread may be blocked inside MPI),
 // and mpirun then ends the other ranks.
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -24,18 +22,13 @@
 #include "runtime/mpi_communicator.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
-#include "tools/cli/rank_input_error.h"
+#include "tools/cli/rank_exit.h"
 
 namespace sparsefuse::cli {
 
 namespace {
 
-[[noreturn]] void die(const std::string& message) {
-  std::fflush(stdout);
-  std::cerr << fmt::format("sparsefuse profile-collectives: error: {}\n", message);
-  std::cerr.flush();
-  std::_Exit(1);
-}
+[[noreturn]] void die(const std::string& message) { die_now("profile-collectives", message); }
 
 // Why write_file_atomically could not create PATH ("" when it could): PATH
 // must not be a directory, and its nearest existing ancestor must be a

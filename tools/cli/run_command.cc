@@ -2,11 +2,10 @@
 // worker under mpirun, real gradients, CPU compression kernels and MPI
 // collectives (runtime/). MPI starts first; bad input, found on every rank
 // alike, is then reported by rank 0 and every rank exits 2
-// (rank_input_error.h). Any other failure ends this process at once with
+// (rank_exit.h). Any other failure ends this process at once with
 // status 1 (its communication thread may be blocked inside MPI), and mpirun
 // then ends the other ranks.
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -20,7 +19,7 @@
 #include "sim/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
-#include "tools/cli/rank_input_error.h"
+#include "tools/cli/rank_exit.h"
 
 namespace sparsefuse::cli {
 
@@ -35,11 +34,7 @@ int env_int(const char* name, int fallback) {
 // Until --timeout is known to be valid, the bad-input barrier waits this long.
 constexpr std::chrono::milliseconds kInputTimeout{60'000};
 
-[[noreturn]] void die(int rank, const std::string& message) {
-  std::cerr << fmt::format("sparsefuse run: rank {}: error: {}\n", rank, message);
-  std::cerr.flush();
-  std::_Exit(1);
-}
+[[noreturn]] void die(int rank, const std::string& message) { die_now(fmt::format("run: rank {}", rank), message); }
 
 std::string summary(const sim::Scenario& s, const runtime::RunOutcome& outcome, const std::string& transport) {
   const sim::SimResult& r = outcome.result;

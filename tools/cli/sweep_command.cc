@@ -21,7 +21,7 @@
 #include "sim/sweep.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
-#include "tools/cli/rank_input_error.h"
+#include "tools/cli/rank_exit.h"
 
 namespace sparsefuse::cli {
 

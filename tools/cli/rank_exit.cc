@@ -1,5 +1,7 @@
-#include "tools/cli/rank_input_error.h"
+#include "tools/cli/rank_exit.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 namespace sparsefuse::cli {
@@ -18,6 +20,12 @@ int refuse_on_every_rank(runtime::CommThread& comm, const InputError& error, std
     } catch (const std::exception&) {
     }
   });
+}
+
+void die_now(const std::string& who, const std::string& message) {
+  std::fflush(stdout);
+  std::cerr << "sparsefuse " << who << ": error: " << message << std::endl;
+  std::_Exit(1);
 }
 
 }  // namespace sparsefuse::cli
