@@ -38,21 +38,22 @@ int agree_after_iteration(CommThread& comm, const RunOptions& options, int itera
 
 }  // namespace
 
-void validate_for_runtime(const sim::Scenario& scenario, int ranks) {
+std::unique_ptr<sim::PlannedScheme> plan_for_runtime(const sim::Scenario& scenario, int ranks) {
   if (scenario.workers != ranks) {
     throw InputError(scenario.file, "/workers",
                      fmt::format("expected {} (the number of ranks this run was started with), got {}; run with "
                                  "mpirun -np {} or pass --set workers={}",
                                  ranks, scenario.workers, scenario.workers, ranks));
   }
-  sim::PlannedScheme planned(scenario);
-  std::string reason = unsupported_reason(scenario.scheme.preset, *planned.scheme);
+  auto planned = std::make_unique<sim::PlannedScheme>(scenario);
+  std::string reason = unsupported_reason(scenario.scheme.preset, *planned->scheme);
   if (!reason.empty()) throw InputError(scenario.file, "/scheme", reason);
+  return planned;
 }
 
-RunOutcome run_scenario(const sim::Scenario& s, CommThread& comm, const RunOptions& options) {
+RunOutcome run_scenario(const sim::Scenario& s, const sim::PlannedScheme& planned, CommThread& comm,
+                        const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  sim::PlannedScheme planned(s);
   const policy::GradientModel& model = planned.model;
   const ModelLayout layout = ModelLayout::from(s.trace, model);
   const int P = comm.size();

@@ -1,17 +1,20 @@
-// Runs a scenario on this rank: plans the scheme exactly as the simulator
-// does (same presets, same cost estimates from the scenario's network and
-// compression models, so the buckets are the simulated ones), drives it with
-// RankEngine for warm-up + measured iterations, optionally checks every
-// iteration's aggregate against ReferenceAggregate, and gathers the
-// statistics into the simulator's result schema (sim::SimResult, written by
-// its own to_json) plus an "executor" object.
+// Runs a scenario on this rank. The scheme is planned exactly as the
+// simulator plans it (sim::PlannedScheme: same presets, same cost estimates
+// from the scenario's network and compression models, so the buckets are the
+// simulated ones); RankEngine drives it for warm-up + measured iterations,
+// every iteration's aggregate is optionally checked against
+// ReferenceAggregate, and the statistics are gathered into the simulator's
+// result schema (sim::SimResult, written by its own to_json) plus an
+// "executor" object.
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "common/json_reader.h"
 #include "runtime/comm_thread.h"
+#include "sim/plan.h"
 #include "sim/scenario.h"
 #include "sim/simulator.h"
 
@@ -24,9 +27,11 @@ struct RunOptions {
   std::string transport = "mpi";  // for result.json: "mpi" or "loopback"
 };
 
-// Bad input for the runtime (InputError, exit 2): a worker count other than
-// RANKS, or a scheme the runtime cannot execute (runtime/support.h).
-void validate_for_runtime(const sim::Scenario& scenario, int ranks);
+// The scenario's scheme planned for this run (sim::PlannedScheme, as the
+// simulator plans it). Bad input for the runtime (InputError, exit 2): a
+// worker count other than RANKS, or a scheme the runtime cannot execute
+// (runtime/support.h).
+std::unique_ptr<sim::PlannedScheme> plan_for_runtime(const sim::Scenario& scenario, int ranks);
 
 struct RunOutcome {
   sim::SimResult result;  // the same on every rank after the final reduction
@@ -35,6 +40,8 @@ struct RunOutcome {
   Json to_json() const;       // result.json
 };
 
-RunOutcome run_scenario(const sim::Scenario& scenario, CommThread& comm, const RunOptions& options);
+// PLANNED: plan_for_runtime's for SCENARIO.
+RunOutcome run_scenario(const sim::Scenario& scenario, const sim::PlannedScheme& planned, CommThread& comm,
+                        const RunOptions& options);
 
 }  // namespace sparsefuse::runtime

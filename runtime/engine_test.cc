@@ -84,7 +84,7 @@ TEST(RankEngine, MatchesTheReferenceForEverySupportedPreset) {
     RunOptions options;
     options.check = true;
     options.transport = "loopback";
-    RunOutcome outcome = run_scenario(s, *comm, options);
+    RunOutcome outcome = run_scenario(s, *plan_for_runtime(s, 1), *comm, options);
     EXPECT_EQ(outcome.check_failure, "");
     EXPECT_EQ(outcome.result.iteration_ns.size(), 3u);
     EXPECT_FALSE(outcome.result.buckets.empty());
@@ -144,7 +144,8 @@ TEST(Driver, ResultFollowsTheSimulatorSchemaWithAnExecutor) {
   RunOptions options;
   options.transport = "loopback";
   options.time_scale = 2.0;
-  Json out = run_scenario(tiny("ddp", 1, 2), *comm, options).to_json();
+  const sim::Scenario s = tiny("ddp", 1, 2);
+  Json out = run_scenario(s, *plan_for_runtime(s, 1), *comm, options).to_json();
   EXPECT_EQ(out["format"], "sparsefuse-result/1");
   EXPECT_EQ(out["executor"]["name"], "runtime-mpi");
   EXPECT_EQ(out["executor"]["ranks"], 1);
@@ -160,7 +161,7 @@ TEST(Driver, ResultFollowsTheSimulatorSchemaWithAnExecutor) {
 
 TEST(Driver, RefusesWhatItCannotRunAsBadInput) {
   try {
-    validate_for_runtime(tiny("horovod"), 1);
+    plan_for_runtime(tiny("horovod"), 1);
     FAIL() << "horovod must be refused";
   } catch (const InputError& e) {
     EXPECT_EQ(e.pointer(), "/scheme");
@@ -169,17 +170,17 @@ TEST(Driver, RefusesWhatItCannotRunAsBadInput) {
         << e.what();
   }
   for (const char* preset : {"dear", "bytescheduler", "oktopk", "randomk-shared", "ssfusion-o"}) {
-    EXPECT_THROW(validate_for_runtime(tiny(preset), 1), InputError) << preset;
+    EXPECT_THROW(plan_for_runtime(tiny(preset), 1), InputError) << preset;
   }
-  EXPECT_THROW(validate_for_runtime(tiny({{"preset", "ddp"}, {"replan_every", 2}}), 1), InputError);
+  EXPECT_THROW(plan_for_runtime(tiny({{"preset", "ddp"}, {"replan_every", 2}}), 1), InputError);
   try {
-    validate_for_runtime(tiny("ddp", 4), 2);
+    plan_for_runtime(tiny("ddp", 4), 2);
     FAIL() << "a worker count other than the ranks must be refused";
   } catch (const InputError& e) {
     EXPECT_EQ(e.pointer(), "/workers");
     EXPECT_NE(e.problem().find("expected 2 (the number of ranks"), std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(validate_for_runtime(tiny("fgbuff"), 1));
+  EXPECT_NO_THROW(plan_for_runtime(tiny("fgbuff"), 1));
 }
 
 }  // namespace

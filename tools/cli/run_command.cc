@@ -122,6 +122,7 @@ int run_runtime(const Args& args) {
   }
   if (comm->size() != ranks) die(rank, fmt::format("MPI reports {} ranks, mpirun's environment {}", comm->size(), ranks));
   sim::Scenario scenario;
+  std::unique_ptr<sim::PlannedScheme> planned;
   try {
     run.time_scale = vm["time-scale"].as<double>();
     if (!(run.time_scale > 0 && run.time_scale <= 1e6)) {
@@ -134,14 +135,14 @@ int run_runtime(const Args& args) {
     run.timeout = std::chrono::milliseconds(std::llround(timeout * 1000));
     auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
     scenario = sim::load_scenario(vm["scenario"].as<std::string>(), overrides);
-    runtime::validate_for_runtime(scenario, ranks);
+    planned = runtime::plan_for_runtime(scenario, ranks);
   } catch (const InputError& e) {
     return refuse_on_every_rank(*comm, e, kInputTimeout);
   }
 
   runtime::RunOutcome outcome;
   try {
-    outcome = runtime::run_scenario(scenario, *comm, run);
+    outcome = runtime::run_scenario(scenario, *planned, *comm, run);
   } catch (const std::exception& e) {
     die(rank, e.what());
   }
