@@ -9,7 +9,6 @@
 
 namespace sparsefuse::runtime {
 
-using policy::Collective;
 
 ReferenceAggregate::ReferenceAggregate(const policy::GradientModel& model, const ModelLayout& layout, uint64_t seed,
                                        int ranks)
@@ -92,7 +91,7 @@ std::string ReferenceAggregate::check(int iteration, const std::vector<policy::C
           int t = s.first;
           while (layout_.offset[t + 1] <= i) ++t;
           return fmt::format("iteration {}, flush #{} ({}): tensor {} ({}) element {}: got {:.9g}, expected {:.9g}",
-                             iteration, x->index, policy::collective_name(b.collective), t, model_.names[t],
+                             iteration, x->index, collective_name(b.collective), t, model_.names[t],
                              i - layout_.offset[t], aggregate[i], expected[i]);
         }
       }

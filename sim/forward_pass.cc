@@ -68,7 +68,7 @@ GatedForward::GatedForward(const policy::ForwardPlan& plan, const ForwardTimes& 
 }
 
 void GatedForward::run(int iteration, bool first, const Previous& previous, std::vector<WorkerStreams>& streams,
-                       const std::function<CollectiveCost(const policy::Bucket&)>& deferred_cost,
+                       const std::function<model::CollectiveCost(const policy::Bucket&)>& deferred_cost,
                        std::vector<ForwardStats>& stats, Timeline* timeline) {
   const int W = int(streams.size());
   // Per-worker state in flat arrays: the stage loop touches each once per stage.
@@ -125,7 +125,7 @@ void GatedForward::run(int iteration, bool first, const Previous& previous, std:
       const TimeNs forward = TimeNs(stage_forward * scale_[w] + 0.5);
       if (any_traced && traced[w]) {
         if (deferred) {
-          const std::string name(policy::collective_name(stage.deferred.collective));
+          const std::string name(collective_name(stage.deferred.collective));
           Json args = {{"stage", g}, {"tensors", stage.deferred.tensors()}, {"bytes", stage.deferred.bytes_per_worker}};
           timeline->span(w, Timeline::kCommunication, "wait", stage_start_[w], op_start, args);
           timeline->span(w, Timeline::kCommunication, name, op_start, op_end, args);

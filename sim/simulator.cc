@@ -16,10 +16,10 @@
 #include "sim/intervals.h"
 #include "sim/launch_order.h"
 #include "sim/contention.h"
-#include "sim/nccl_network.h"
-#include "sim/netmodel/topology.h"
-#include "sim/network.h"
-#include "sim/plan.h"
+#include "model/nccl_network.h"
+#include "model/netmodel/topology.h"
+#include "model/network.h"
+#include "model/plan.h"
 #include "sim/sparse_collectives.h"
 #include "sim/variability.h"
 #include "sim/worker.h"
@@ -29,7 +29,6 @@ namespace sparsefuse::sim {
 namespace {
 
 using policy::Alignment;
-using policy::Collective;
 
 constexpr uint64_t kLatencyNoiseStream = 3;  // variability.cc uses 1 and 2
 
@@ -45,20 +44,14 @@ double bytes_per_sent_element(const policy::Bucket& b) {
 
 }  // namespace
 
-double SimResult::mean_iteration_s() const {
-  double sum = 0;
-  for (TimeNs t : iteration_ns) sum += double(t);
-  return sum / double(iteration_ns.size()) * 1e-9;
-}
-
-SimResult simulate(const Scenario& scenario, Timeline* timeline) {
+model::RunResult simulate(const model::Scenario& scenario, Timeline* timeline) {
   auto wall_start = std::chrono::steady_clock::now();
   const int W = scenario.workers;
   const double compute_scale = scenario.compute_scale();
-  const PlannedScheme planned(scenario);
+  const model::ScenarioPlan planned(scenario);
   const policy::GradientModel& model = planned.model;
   const TimeNs forward_ns = planned.forward_ns, optimizer_ns = planned.optimizer_ns;
-  const NetworkModel& network = *planned.network;
+  const model::NetworkModel& network = *planned.network;
   std::unique_ptr<netmodel::Topology> topology;
   std::unique_ptr<Contention> contention = std::make_unique<EqualShare>();
   if (scenario.topology) {
@@ -66,14 +59,14 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
     contention = std::make_unique<LinkContention>(*topology);
   }
   Rng latency_noise(stream_seed(scenario.seed, kLatencyNoiseStream));
-  const CompressionCost& compression = planned.compression;
+  const model::CompressionCost& compression = planned.compression;
   policy::Scheme* const scheme = planned.scheme.get();
   std::unique_ptr<policy::Coordinator> coordinator = scheme->make_coordinator();
   std::vector<std::unique_ptr<policy::WorkerPolicy>> policies;
   if (!coordinator) {
     for (int w = 0; w < W; ++w) policies.push_back(scheme->make_worker_policy(w));
   }
-  auto noisy = [&](CollectiveCost cost) {
+  auto noisy = [&](model::CollectiveCost cost) {
     if (scenario.network.latency_noise_cv > 0) {
       cost.latency_ns = TimeNs(std::llround(double(cost.latency_ns) *
                                             latency_noise.lognormal_mean_one(scenario.network.latency_noise_cv)));
@@ -101,7 +94,7 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   FlushRecord record;
   WorkerExecutor executor(compression, scenario.seed, record);
 
-  SimResult result;
+  model::RunResult result;
   result.scenario = scenario.resolved();
   result.network = network.describe();
   result.provenance = scenario.trace.provenance_kind();
@@ -122,7 +115,7 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
   const int total_iterations = scenario.warmup_iterations + scenario.iterations;
   TimeNs previous_job_end = 0;
   uint64_t events = 0;
-  Breakdown sum;
+  model::Breakdown sum;
   double bytes_sum = 0, lost_sum = 0;
   const int replan_every = scheme->replan_every();
   std::vector<double> ready_sum(replan_every ? L : 0, 0.0);  // adaptive schemes: measured ready offsets
@@ -384,7 +377,7 @@ SimResult simulate(const Scenario& scenario, Timeline* timeline) {
           timeline->span(w, Timeline::kCommunication, "wait", record.posts[w * K + source[k]], ops[k].start, args);
           const std::string_view name = b.sparse != policy::SparseAllreduce::kNone
                                             ? policy::sparse_allreduce_name(b.sparse)
-                                            : policy::collective_name(b.collective);
+                                            : collective_name(b.collective);
           timeline->span(w, Timeline::kCommunication, std::string(name), ops[k].start, ops[k].end, args);
         }
       }

@@ -13,7 +13,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -206,7 +206,7 @@ SweepPlan plan_sweep(const std::string& scenario_path, const std::vector<std::st
     parallel_for(plan.points.size(), threads, [&](size_t i) {
       if (i > first_bad.load()) return;
       try {
-        load_scenario(scenario_path, plan.points[i].overrides);
+        model::load_scenario(scenario_path, plan.points[i].overrides);
       } catch (const InputError& e) {
         std::lock_guard<std::mutex> lock(mutex);
         if (i < first_bad.load()) {
@@ -292,12 +292,12 @@ SweepRunSummary run_sweep_points(const SweepPlan& plan, const std::string& out_d
     bool ran = false;
     std::string error;
     try {
-      Scenario scenario = load_scenario(plan.scenario_path, point.overrides);
+      model::Scenario scenario = model::load_scenario(plan.scenario_path, point.overrides);
       Json resolved = scenario.resolved();
       auto existing = read_point_result(result_path);
       if (!existing || (*existing)["scenario"] != resolved) {
         remove_stale_temporaries(dir);
-        SimResult result = simulate(scenario);
+        model::RunResult result = simulate(scenario);
         write_file_atomically(result_path, result.to_json().dump(2) + "\n");
         std::error_code ignored;
         fs::remove(error_path, ignored);

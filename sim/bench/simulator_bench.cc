@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -27,11 +27,11 @@ void simulate_preset(benchmark::State& state, const char* preset, const char* mo
   // Issue 3: NCCL's model on 8-GPU H200 nodes, rail-optimized 400 Gb/s
   // fabric, max-min link contention between concurrent collectives.
   if (dgx) doc["topology"] = {{"preset", "dgx-h200-ib400"}};
-  Scenario scenario = parse_scenario(doc, "");
+  model::Scenario scenario = model::parse_scenario(doc, "");
   uint64_t events = 0;
   int64_t worker_iterations = 0;
   for (auto _ : state) {
-    SimResult r = simulate(scenario);
+    model::RunResult r = simulate(scenario);
     events += r.events;
     worker_iterations += r.worker_iterations;
     benchmark::DoNotOptimize(r.iteration_ns.data());

@@ -5,7 +5,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
@@ -42,13 +42,13 @@ int run_compare(const Args& args) {
 
   struct Row {
     std::string scheme;
-    sim::SimResult result;
+    model::RunResult result;
   };
   std::vector<Row> rows;
   for (const auto& name : schemes) {
     std::vector<std::string> overrides = {"scheme=" + name};
     overrides.insert(overrides.end(), user_overrides.begin(), user_overrides.end());
-    sim::Scenario scenario = sim::load_scenario(file, overrides);
+    model::Scenario scenario = model::load_scenario(file, overrides);
     rows.push_back({name, sim::simulate(scenario)});
     if (rows.size() == 1) {
       std::cout << fmt::format("{}: {} on {} workers, {} measured iterations\n", file, scenario.trace.model,

@@ -118,7 +118,7 @@ int run_profile_collectives(const Args& args) {
   profile.ranks = comm->size();
   profile.library = runtime::MpiCommunicator::library_version();
   if (rank == 0) std::cout << runtime::table_header(profile) << std::flush;
-  for (runtime::Collective collective : runtime::profiled_collectives()) {
+  for (Collective collective : runtime::profiled_collectives()) {
     for (int64_t bytes : runtime::profile_sizes(collective, profile.ranks, o.min_bytes, o.max_bytes)) {
       double time_us = 0;
       try {
@@ -126,7 +126,7 @@ int run_profile_collectives(const Args& args) {
             [&](runtime::Communicator& c) {
               time_us = runtime::time_collective(c, collective, bytes, o.warmup, o.iterations);
             },
-            fmt::format("the {} of {} bytes", sim::netmodel::name(collective), bytes));
+            fmt::format("the {} of {} bytes", collective_name(collective), bytes));
         comm->drain(timeout);
       } catch (const std::exception& e) {
         die(fmt::format("rank {}: {}", rank, e.what()));

@@ -26,7 +26,7 @@ int run_simulate(const Args& args) {
     return 0;
   }
   auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  sim::Scenario scenario = sim::load_scenario(vm["scenario"].as<std::string>(), overrides);
+  model::Scenario scenario = model::load_scenario(vm["scenario"].as<std::string>(), overrides);
 
   std::unique_ptr<sim::Timeline> timeline;
   if (vm.count("timeline")) {
@@ -36,7 +36,7 @@ int run_simulate(const Args& args) {
                           : std::set<int>{scenario.warmup_iterations};
     timeline = std::make_unique<sim::Timeline>(workers, iterations);
   }
-  sim::SimResult result = sim::simulate(scenario, timeline.get());
+  model::RunResult result = sim::simulate(scenario, timeline.get());
   std::cout << format_summary(scenario, result);
   if (vm.count("out")) {
     std::string path = vm["out"].as<std::string>() + "/result.json";

@@ -6,7 +6,7 @@ namespace sparsefuse::cli {
 
 static std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
-static std::string describe_network(const sim::Scenario& s) {
+static std::string describe_network(const model::Scenario& s) {
   const auto& n = s.network;
   std::string out;
   if (n.model == "flat") {
@@ -26,7 +26,7 @@ static std::string describe_network(const sim::Scenario& s) {
   return out;
 }
 
-std::string format_summary(const sim::Scenario& s, const sim::SimResult& r) {
+std::string format_summary(const model::Scenario& s, const model::RunResult& r) {
   int with_grad = 0;
   for (const auto& t : s.trace.tensors) with_grad += t.has_grad;
   const auto& b = r.breakdown;
