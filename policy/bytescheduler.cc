@@ -1,4 +1,5 @@
 #include "policy/bytescheduler.h"
+#include "policy/presets.h"
 
 #include <algorithm>
 
@@ -74,5 +75,26 @@ nlohmann::json ByteSchedulerScheme::describe() const {
           {"partition_elements", options_.partition_elements},
           {"credit_elements", options_.credit_elements}};
 }
+
+namespace {
+
+std::unique_ptr<Scheme> build_bytescheduler(const Knobs& k, const GradientModel& model, const CostEstimator&) {
+  return std::make_unique<ByteSchedulerScheme>(
+      model, ByteSchedulerOptions{k.count("partition_elements"), k.count("credit_elements")});
+}
+
+const PresetRegistration registration({
+    {"bytescheduler", "scheduling",
+     "ByteScheduler: tensors cut into <=1M-element allreduces, launched by priority (input side first) under a "
+     "4M-element credit; a layer's next forward waits for its allreduces",
+     "code defaults (docs suggest 8M/16M for allreduce); no auto-tuning; one global scheduler sees an operation "
+     "once every worker posted it; per-tensor update inline before its forward; an iteration ends with backward "
+     "(its communication is waited for in the next forward)",
+     {Knob::count("partition_elements", 1'000'000, "elements", "largest partition of a tensor"),
+      Knob::count("credit_elements", 4'000'000, "elements", "elements in flight at most")},
+     Replanning::kPlansItself, build_bytescheduler},
+});
+
+}  // namespace
 
 }  // namespace sparsefuse::policy
