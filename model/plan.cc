@@ -20,6 +20,6 @@ ScenarioPlan::ScenarioPlan(const Scenario& s)
       network(make_network_model(s.network, s.topology, s.workers, s.base_dir())),
       compression(s.compression, s.base_dir(), s.file),
       estimates(*network, compression),
-      scheme(policy::build_scheme(s.scheme, model, estimates)) {}
+      scheme_(policy::build_scheme(s.scheme, model, estimates)) {}
 
 }  // namespace sparsefuse::model

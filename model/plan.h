@@ -28,7 +28,13 @@ struct ScenarioPlan {
   const std::unique_ptr<NetworkModel> network;
   const CompressionCost compression;
   const CostModelEstimator estimates;
-  const std::unique_ptr<policy::Scheme> scheme;
+
+  const policy::Scheme& scheme() const { return *scheme_; }
+  // Only an executor that re-plans an adaptive scheme needs it mutable.
+  policy::Scheme& scheme() { return *scheme_; }
+
+ private:
+  const std::unique_ptr<policy::Scheme> scheme_;
 };
 
 }  // namespace sparsefuse::model

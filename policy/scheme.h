@@ -95,7 +95,9 @@ class LaunchScheduler {
   virtual void finished(int op, const Bucket& bucket) = 0;
 };
 
-// An immutable, configured scheme: the factory for per-worker policies.
+// A configured scheme: the factory for per-worker policies. Its plan is fixed
+// once built, except that an adaptive scheme re-plans in replan(), which an
+// executor calls on a non-const scheme between iterations.
 class Scheme {
  public:
   virtual ~Scheme() = default;

@@ -46,7 +46,7 @@ std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& sce
                                  ranks, scenario.workers, scenario.workers, ranks));
   }
   auto planned = std::make_unique<model::ScenarioPlan>(scenario);
-  std::string reason = unsupported_reason(scenario.scheme.preset, *planned->scheme);
+  std::string reason = unsupported_reason(scenario.scheme.preset, planned->scheme());
   if (!reason.empty()) throw InputError(scenario.file, "/scheme", reason);
   return planned;
 }
@@ -63,7 +63,7 @@ RunOutcome run_scenario(const model::Scenario& s, const model::ScenarioPlan& pla
   config.forward_ns = planned.forward_ns;
   config.optimizer_ns = planned.optimizer_ns;
   config.timeout = options.timeout;
-  RankEngine engine(model, layout, *planned.scheme, comm, config);
+  RankEngine engine(model, layout, planned.scheme(), comm, config);
   std::unique_ptr<ReferenceAggregate> reference;
   if (options.check) reference = std::make_unique<ReferenceAggregate>(model, layout, s.seed, P);
 
@@ -112,7 +112,7 @@ RunOutcome run_scenario(const model::Scenario& s, const model::ScenarioPlan& pla
 
   model::RunResult& r = outcome.result;
   r.scenario = s.resolved();
-  r.plan = planned.scheme->describe();
+  r.plan = planned.scheme().describe();
   r.network = {{"model", "measured"}, {"transport", options.transport}, {"ranks", P}};
   r.provenance = s.trace.provenance_kind();
   r.compression_costs = "measured: CPU kernels (kernels/), inline on each rank's thread";

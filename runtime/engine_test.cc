@@ -97,7 +97,7 @@ TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
     const model::Scenario s = tiny("wfbp");
     const model::ScenarioPlan dense(s);
     const ModelLayout layout = ModelLayout::from(s.trace, dense.model);
-    RankEngine engine(dense.model, layout, *dense.scheme, *comm, {});
+    RankEngine engine(dense.model, layout, dense.scheme(), *comm, {});
     engine.run_iteration(0);
     std::vector<float> gradient(size_t(layout.total()));
     synthetic_gradient(1, 0, 0, dense.model, layout, gradient.data());
@@ -107,7 +107,7 @@ TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
   const model::Scenario sparse = tiny("topk-layerwise");
   const model::ScenarioPlan planned(sparse);
   const ModelLayout layout = ModelLayout::from(sparse.trace, planned.model);
-  RankEngine engine(planned.model, layout, *planned.scheme, *comm, {});
+  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
   engine.run_iteration(0);
   ASSERT_EQ(engine.exchanges().size(), 3u);
   for (const auto& x : engine.exchanges()) {
@@ -128,7 +128,7 @@ TEST(ReferenceAggregate, ReportsTheFirstMismatch) {
   const policy::GradientModel& model = planned.model;
   const ModelLayout layout = ModelLayout::from(s.trace, model);
   auto comm = loopback();
-  RankEngine engine(model, layout, *planned.scheme, *comm, {});
+  RankEngine engine(model, layout, planned.scheme(), *comm, {});
   engine.run_iteration(0);
   std::vector<float> wrong = engine.aggregate();
   size_t first_sent = 0;

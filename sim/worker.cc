@@ -23,8 +23,8 @@ TimeNs WorkerExecutor::run_backward(TimeNs duration) {
   if (s.clock >= s.side_free || slowdown == 1.0) return s.clock += duration;
   // Slowed until the side stream drains, full speed after.
   double work_while_shared = double(s.side_free - s.clock) / slowdown;
-  if (double(duration) <= work_while_shared) return s.clock += TimeNs(std::llround(double(duration) * slowdown));
-  return s.clock = s.side_free + TimeNs(std::llround(double(duration) - work_while_shared));
+  if (double(duration) <= work_while_shared) return s.clock += round_ns(double(duration) * slowdown);
+  return s.clock = s.side_free + round_ns(double(duration) - work_while_shared);
 }
 
 double first_uniform(uint64_t seed) {
