@@ -231,6 +231,19 @@ TEST(BaselinesHandComputed, SharedSeedRandomkEndToEnd) {
   EXPECT_DOUBLE_EQ(r.buckets[0].sent_elements, 30);
 }
 
+// TopkDSA, same set-up: the local top-k ends at 5000; over 2 workers one
+// recursive-doubling round sends min(2^0 k, n) = 30 pairs: 1000 + 240 ->
+// [5000, 6240]; the union holds 2 k = 60 pairs: scatter 3000 + 8 60 ->
+// [6240, 9720]; optimizer to 10220.
+TEST(BaselinesHandComputed, TopkDsaPresetEndToEnd) {
+  model::RunResult r = run("tiny3.json", {{"preset", "topk-dsa"}, {"density", 0.04}, {"error_feedback", "none"}}, 0, 1);
+  EXPECT_EQ(r.iteration_ns[0], 10220);
+  ASSERT_EQ(r.buckets.size(), 1u);
+  EXPECT_EQ(r.buckets[0].bucket.sparse, policy::SparseAllreduce::kTopkDsa);
+  EXPECT_DOUBLE_EQ(r.buckets[0].duration_s, 1240e-9);
+  EXPECT_DOUBLE_EQ(r.buckets[0].decompression_s, 3480e-9);
+}
+
 // The executor's shortcut for a threshold sparsifier's count draw is the
 // generator's first draw exactly.
 TEST(BaselinesHandComputed, FirstUniformMatchesTheGenerator) {
