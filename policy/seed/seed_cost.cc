@@ -64,6 +64,25 @@ double seed_backward_time_s(std::string_view model_key) {
   return 0.0;
 }
 
+std::string seed_script_model_key(std::string_view trace_model) {
+  struct Entry {
+    std::string_view trace;
+    std::string_view key;
+  };
+  static constexpr std::array<Entry, 6> kScripts = {{
+      {"bert-base", "bert_base"},
+      {"bert-large", "bert_base"},  // no model name passed: the script default
+      {"gpt2-large", "gpt_2"},
+      {"vit-large", "gpt_2"},  // the ViT scripts pass gpt_2
+      {"resnet50", "resnet50"},
+      {"resnet50-cifar100", "resnet50"},
+  }};
+  for (const Entry& e : kScripts) {
+    if (e.trace == trace_model) return std::string(e.key);
+  }
+  return std::string(trace_model);
+}
+
 double seed_diff_min_s(std::string_view model_key) {
   if (model_key == "lstm") return 5.8047e-3;
   if (model_key == "transformer") return 9.0568e-2;
