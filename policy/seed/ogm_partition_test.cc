@@ -60,7 +60,7 @@ TEST(OgmInventories, TotalsMatchSpec) {
   EXPECT_EQ(backward(gpt2).back(), 50257 * 1280);
 }
 
-// §9.3 worked example 1 (log-confirmed): BERT-base, rho = 0.1.
+// Logged partition 1 (the seed's FGBuff BERT-base log): BERT-base, rho = 0.1.
 TEST(OgmPartition, BertBaseRho01MatchesLog) {
   const OgmTrace t = ogm_partition_trace(backward(bert_base_forward()), 0.1, "bert_base");
   std::printf("bert_base rho=0.1 counts: %s\n", str(t.counts).c_str());
@@ -80,7 +80,7 @@ TEST(OgmPartition, BertBaseRho01MatchesLog) {
   ft.push_back(1);
   EXPECT_EQ(t.finetuned_counts, ft);
 
-  // The seed's printed sums for this run (the BERT log cited in §9.3):
+  // The seed's printed sums for this run (the same BERT log):
   // sum(merging_time_compression_array) = 1.099710923666425,
   // sum(group_compression_time_array)   = 0.023590015845828576,
   // sum(group_backward_time_size_array) = 0.04641398668288996.
@@ -99,7 +99,7 @@ TEST(OgmPartition, BertBaseRho01MatchesLog) {
   EXPECT_NEAR(t.sum_b_s, 0.046414, 1e-15);
 }
 
-// §9.3 worked example 2 (log-confirmed): GPT-2-large, unknown key => T_bwd = 0,
+// Logged partition 2 (the seed's RGMerge GPT-2 log): GPT-2-large, unknown key => T_bwd = 0,
 // rho = 1.0, Tc clamped above 150,000 KB.
 TEST(OgmPartition, Gpt2LargeRho1MatchesLog) {
   const OgmTrace t = ogm_partition_trace(backward(gpt2_large_forward()), 1.0, "gpt_2");

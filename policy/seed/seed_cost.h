@@ -1,4 +1,4 @@
-// The seed code's static cost model (schemes.md §1.2): the per-model backward
+// The seed code's static cost model (docs/seed-partition.md): the per-model backward
 // time, the "8 nodes" communication table and the compression tables that
 // FGBuff/RGMerge/SAFusion/SSFusion use for every adaptive decision.
 //
@@ -9,7 +9,7 @@
 //
 // Table lookups behave like SciPy interp1d(kind='linear') on the table points,
 // clamped to the first/last value outside the range (interp1d itself would
-// raise; the committed GPT-2 log implies clamping, §9.3). The KB argument is
+// raise; the seed's committed GPT-2 log implies clamping). The KB argument is
 // truncated exactly like Python's int().
 #pragma once
 
@@ -24,7 +24,7 @@ namespace sparsefuse::policy::seed {
 // Per-message start-up cost α (`startup_time`), seconds.
 inline constexpr double kSeedAlphaS = 3.781e-3;
 
-// Compressor tables present in the seed's utils (§1.2). Only top-k is used by
+// Compressor tables present in the seed's utils. Only top-k is used by
 // the seed's partition and selection code; the others are there for
 // experiments with the same cost model.
 enum class SeedSparsifier { kTopk, kDgc, kRedSync, kRandomk, kSidcoExp };
