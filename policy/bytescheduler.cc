@@ -1,6 +1,9 @@
 #include "policy/bytescheduler.h"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include "policy/horovod.h"
 
 namespace sparsefuse::policy {
 
@@ -18,6 +21,11 @@ int CreditScheduler::next() {
 
 void CreditScheduler::finished(int /*op*/, const Bucket& bucket) {
   credit_ = std::min(limit_, credit_ + bucket.elements);
+}
+
+TimeNs CreditScheduler::start_ns(TimeNs launch) const {
+  if (cycle_ns_ <= 0) return launch;
+  return horovod_tick_ns(launch, cycle_ns_, negotiation_ns_) + negotiation_ns_;
 }
 
 namespace {
@@ -39,6 +47,9 @@ class ByteSchedulerWorker : public WorkerPolicy {
 
 ByteSchedulerScheme::ByteSchedulerScheme(const GradientModel& model, ByteSchedulerOptions options)
     : options_(options) {
+  if (options_.cycle_time_ns < 0 || options_.negotiation_ns < 0) {
+    throw std::invalid_argument("bytescheduler: negative cycle or negotiation time");
+  }
   const int L = model.size();
   const int64_t unit = std::max<int64_t>(1, options_.partition_elements);
   first_partition_.assign(L + 1, 0);
@@ -66,13 +77,15 @@ std::unique_ptr<WorkerPolicy> ByteSchedulerScheme::make_worker_policy(int /*rank
 }
 
 std::unique_ptr<LaunchScheduler> ByteSchedulerScheme::make_launch_scheduler() const {
-  return std::make_unique<CreditScheduler>(options_.credit_elements);
+  return std::make_unique<CreditScheduler>(options_.credit_elements, options_.cycle_time_ns, options_.negotiation_ns);
 }
 
 nlohmann::json ByteSchedulerScheme::describe() const {
   return {{"partitions", partitions_.size()},
           {"partition_elements", options_.partition_elements},
-          {"credit_elements", options_.credit_elements}};
+          {"credit_elements", options_.credit_elements},
+          {"cycle_time_ns", options_.cycle_time_ns},
+          {"negotiation_ns", options_.negotiation_ns}};
 }
 
 }  // namespace sparsefuse::policy
