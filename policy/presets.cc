@@ -126,8 +126,9 @@ const std::vector<PresetInfo>& preset_catalog() {
                         "first) under a 4M-element credit; a layer's next forward waits for its allreduces",
        "code defaults (docs suggest 8M/16M for allreduce); no auto-tuning; one global scheduler sees an operation "
        "once every worker posted it; per-tensor update inline before its forward; an iteration ends with backward "
-       "(its communication is waited for in the next forward)",
-       {{"partition_elements", 1'000'000}, {"credit_elements", 4'000'000}}},
+       "(its communication is waited for in the next forward); every partition is a Horovod allreduce: it starts at "
+       "Horovod's next cycle tick plus one negotiation (cycle_time_us = 0: no Horovod)",
+       {{"partition_elements", 1'000'000}, {"credit_elements", 4'000'000}, {"cycle_time_us", 1000.0}}},
       {"hipress", "HiPress: SeCoPa picks per tensor compress-or-not and K partitions from its ring cost model; "
                   "compressed tensors use CaSync's ring (decode, merge, re-encode per hop), others allreduce",
        "ring CaSync only (no PS); sparsifier in place of CompLL quantisers (8 bytes per kept element); primitive "
@@ -294,8 +295,11 @@ std::unique_ptr<Scheme> build_scheme(const SchemeConfig& config, const GradientM
   }
   if (p == "dear") return std::make_unique<DearScheme>(model, cost, DearOptions{k["fusion_threshold_bytes"].get<int64_t>()});
   if (p == "bytescheduler") {
-    return std::make_unique<ByteSchedulerScheme>(
-        model, ByteSchedulerOptions{k["partition_elements"].get<int64_t>(), k["credit_elements"].get<int64_t>()});
+    ByteSchedulerOptions options{k["partition_elements"].get<int64_t>(), k["credit_elements"].get<int64_t>()};
+    // Every partition is a Horovod operation: cycle and negotiation as for horovod.
+    options.cycle_time_ns = TimeNs(std::llround(k["cycle_time_us"].get<double>() * 1000.0));
+    options.negotiation_ns = cost.workers() > 1 ? cost.coordination_ns() : 0;
+    return std::make_unique<ByteSchedulerScheme>(model, options);
   }
   const double memory_gbytes_per_s = std::max(1e-3, k.value("memory_gbytes_per_s", 900.0));
   if (p == "hipress") {
