@@ -34,7 +34,7 @@ struct CountBand {
 // an exact top-k when more than 1.3 k pass). Measured in
 // kernels/count_band_test.cc. Gaussiank: [2k/3, 4k/3]; RedSync: (k, 2k);
 // SIDCo: [0.8 k, 1.2 k] (the bands their reference loops aim for; the
-// kernels leave these bands on many inputs, see count_band_test.cc).
+// kernels leave these bands on many inputs: docs/sparsifier-counts.md).
 CountBand count_band(Sparsifier s);
 
 // The count the band model gives a uniform draw U in [0, 1) for a target of
