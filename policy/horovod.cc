@@ -8,6 +8,11 @@
 
 namespace sparsefuse::policy {
 
+TimeNs horovod_tick_ns(TimeNs ready, TimeNs cycle_ns, TimeNs negotiation_ns) {
+  const TimeNs period = std::max(cycle_ns, negotiation_ns);
+  return period > 0 ? (ready + period - 1) / period * period : ready;
+}
+
 namespace {
 
 class HorovodCoordinator : public Coordinator {
@@ -23,13 +28,12 @@ class HorovodCoordinator : public Coordinator {
   }
 
   void resolve(std::vector<CoordinatedFlush>& out) override {
-    const TimeNs period = std::max(options_.cycle_time_ns, negotiation_ns_);
     int first = 0;
     TimeNs first_tick = 0;
     int64_t fused_bytes = 0;
     for (int t = 0; t < model_.size(); ++t) {
       // The first cycle boundary at or after the tensor is ready on every worker.
-      TimeNs tick = period > 0 ? (ready_everywhere_[t] + period - 1) / period * period : ready_everywhere_[t];
+      TimeNs tick = horovod_tick_ns(ready_everywhere_[t], options_.cycle_time_ns, negotiation_ns_);
       bool fits = fused_bytes + model_.bytes(t) <= options_.fusion_threshold_bytes;
       if (t > first && (tick != first_tick || !fits)) {
         emit(first, t, first_tick, out);

@@ -93,6 +93,10 @@ class LaunchScheduler {
   // The next operation to launch now, or -1 to wait for an event.
   virtual int next() = 0;
   virtual void finished(int op, const Bucket& bucket) = 0;
+  // The earliest time an operation launched at LAUNCH may start on the
+  // communicator: later when the launcher hands its operations to a runtime
+  // with its own start-up (ByteScheduler's partitions go through Horovod).
+  virtual TimeNs start_ns(TimeNs launch) const { return launch; }
 };
 
 // A configured scheme: the factory for per-worker policies. Its plan is fixed

@@ -6,6 +6,7 @@
 
 #include "policy/partition.h"
 #include "policy/seed/ogm_partition.h"
+#include "policy/seed/seed_cost.h"
 #include "policy/seed/ssfusion_select.h"
 
 namespace sparsefuse::policy {
@@ -93,16 +94,9 @@ std::vector<Knob> sparse_knobs(PartitionKind partition, SparsePlacement placemen
           Knob::text("seed_model_key", "", "the seed cost table's model key (\"\" = from the model name)")};
 }
 
-std::string seed_model_key(const std::string& model) {
-  if (model == "bert-base") return "bert_base";
-  if (model == "resnet50" || model == "resnet50-cifar100") return "resnet50";
-  if (model == "resnet152" || model == "resnet101" || model == "vgg16" || model == "vgg19") return model;
-  return model;  // not in the seed's table: T_bwd = 0, as the seed code does for BERT-large, GPT-2, ViT
-}
-
 SparseScheme::SparseScheme(const GradientModel& model, const CostEstimator& cost, SparseOptions options)
     : model_(model), options_(std::move(options)) {
-  if (options_.seed_model_key.empty()) options_.seed_model_key = seed_model_key(model.model);
+  if (options_.seed_model_key.empty()) options_.seed_model_key = seed::seed_script_model_key(model.model);
   plan_buffers(cost);
   plan_dense_and_cpu(cost);
   estimate_convergence_signals();

@@ -52,7 +52,7 @@ struct SparseOptions {
   bool hybrid = false;     // dense part allreduced, sparse part allgathered
   bool concurrent = true;  // hybrid: the two collectives on separate communicators
   ErrorFeedback error_feedback = ErrorFeedback::kNone;
-  std::string seed_model_key;  // for the seed cost model; "" = derived from the model
+  std::string seed_model_key;  // for the seed cost model; "" = seed::seed_script_model_key(model)
 
   // From a sparse preset's knobs (sparse_knobs below).
   static SparseOptions from_knobs(const Knobs& knobs);
@@ -100,8 +100,5 @@ class SparseScheme : public Scheme {
   SparseOptions options_;
   SparsePlan plan_;
 };
-
-// The seed code's model key (its T_bwd table) for a built-in model name.
-std::string seed_model_key(const std::string& model);
 
 }  // namespace sparsefuse::policy

@@ -151,7 +151,7 @@ TEST(BaselinesHandComputed, DearStraggler) {
 // P1b [28500, 31000], P0b [31000, 33500]; sync wait = start - own post: 0,
 // 500, 3000, 6500, 9000, 12500.
 TEST(BaselinesHandComputed, ByteSchedulerPriorityAndCredit) {
-  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 125}};
+  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 125}, {"cycle_time_us", 0.0}};
   Timeline timeline({0}, {0, 1});
   model::RunResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
   ASSERT_EQ(r.iteration_ns.size(), 2u);
@@ -197,10 +197,30 @@ TEST(BaselinesHandComputed, ByteSchedulerPriorityAndCredit) {
 // not wait: [17600, 18100], [18100, 18600]; backward ends 21600: 17600 ns,
 // 1100 more than with priorities.
 TEST(BaselinesHandComputed, ByteSchedulerWithoutCreditLimitIsFifo) {
-  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 1000000}};
+  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 1000000}, {"cycle_time_us", 0.0}};
   model::RunResult r = run("fwd3.json", scheme, 0, 2);
   EXPECT_EQ(r.iteration_ns[1], 17600);
   const int tensor[] = {0, 0, 1, 1, 2, 2};
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(r.buckets[k].bucket.first_tensor, tensor[k]) << k;
+}
+
+// The same set-up through Horovod with a 3 us cycle: negotiation with two
+// workers is ceil(log2 2) alpha = 1000 ns, so a partition launched at t
+// starts at the first multiple of 3000 at or after t, plus 1000. P0a
+// launched at 2000 -> [4000, 6500]; P2a launched at 6500 -> [10000, 12500];
+// P2b at 12500 -> [16000, 18500]; P1a at 18500 -> [22000, 24500]; P1b at
+// 24500 -> [28000, 30500]; P0b at 30500 -> [34000, 36500]. The start-up
+// more than doubles iteration 0's communication (14500 -> 34500 ns after
+// the first post).
+TEST(BaselinesHandComputed, ByteSchedulerPartitionsWaitForHorovodsCycle) {
+  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 125}, {"cycle_time_us", 3.0}};
+  Timeline timeline({0}, {0, 1});
+  model::RunResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
+  Spans allreduces = spans(timeline, "allreduce", Timeline::kCommunication);
+  ASSERT_EQ(allreduces.size(), 12u);
+  EXPECT_EQ(Spans(allreduces.begin(), allreduces.begin() + 6),
+            (Spans{{4000, 6500}, {10000, 12500}, {16000, 18500}, {22000, 24500}, {28000, 30500}, {34000, 36500}}));
+  const int tensor[] = {0, 2, 2, 1, 1, 0};
   for (int k = 0; k < 6; ++k) EXPECT_EQ(r.buckets[k].bucket.first_tensor, tensor[k]) << k;
 }
 

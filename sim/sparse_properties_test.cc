@@ -3,6 +3,7 @@
 
 #include "policy/gradient_model.h"
 #include "policy/presets.h"
+#include "policy/seed/ogm_partition.h"
 #include "policy/sparsifier.h"
 #include "model/scenario.h"
 #include "sim/simulator.h"
@@ -38,6 +39,14 @@ TEST(SeedPartition, ReproducesTheLoggedPartitions) {
     EXPECT_EQ(b.bucket.collective, Collective::kAllreduce);  // the seed's dense path
   }
   EXPECT_EQ(flushed, (std::vector<int>{2, 56, 378}));
+
+  // The model name the seed scripts pass: BERT-large's passes none, so it
+  // plans with BERT-base's backward time (an unknown key would give 0).
+  model::RunResult large = run("bert-large", {{"preset", "fgbuff"}, {"density", 0.1}}, 8);
+  std::vector<int64_t> sizes;
+  for (const auto& t : load_builtin_trace("bert-large").tensors) sizes.push_back(t.elements);
+  EXPECT_EQ(counts(large.plan["partition_counts"]), policy::seed::ogm_partition(sizes, 0.1, "bert_base"));
+  EXPECT_NE(counts(large.plan["partition_counts"]), policy::seed::ogm_partition(sizes, 0.1, "bert-large"));
 
   // Corrected: the pooler is skipped and every buffer completes.
   model::RunResult fixed = run("bert-base", {{"preset", "fgbuff"}, {"density", 0.1}, {"quirks", false}}, 8);
