@@ -8,12 +8,53 @@
 
 namespace sparsefuse::model {
 
-void apply_override(Json& document, const std::string& assignment) {
+// SPEC as a scheme object: NAME, NAME{knobs} or a JSON object.
+static Json scheme_object(const std::string& spec, const std::string& where) {
+  Json value = Json::parse(spec, nullptr, /*allow_exceptions=*/false);
+  if (value.is_object()) return value;
+  if (value.is_string()) return Json{{"preset", value}};
+  const size_t brace = spec.find('{');
+  if (brace == std::string::npos) return Json{{"preset", spec}};
+  Json knobs = Json::parse(spec.substr(brace), nullptr, /*allow_exceptions=*/false);
+  if (!knobs.is_object() || brace == 0) {
+    throw InputError(where, "", fmt::format("expected NAME or NAME{{\"knob\": value, ...}}, got {}", spec));
+  }
+  knobs["preset"] = spec.substr(0, brace);
+  return knobs;
+}
+
+void choose_scheme(Json& document, const std::string& spec, const std::string& where, std::vector<std::string>& notes) {
+  Json chosen = scheme_object(spec, where);
+  const Json& previous = document.contains("scheme") ? document["scheme"] : Json();
+  const policy::Preset* preset =
+      chosen["preset"].is_string() ? policy::find_preset(chosen["preset"].get<std::string>()) : nullptr;
+  if (previous.is_object() && preset) {
+    for (auto it = previous.begin(); it != previous.end(); ++it) {
+      if (it.key() == "preset" || chosen.contains(it.key())) continue;
+      if (preset->knob(it.key()) || (it.key() == "replan_every" && preset->replanning == policy::Replanning::kAllowed)) {
+        chosen[it.key()] = it.value();
+        notes.push_back(fmt::format("{}: keeps the scenario's scheme knob {} = {}", preset->name, it.key(),
+                                    it.value().dump()));
+      } else {
+        notes.push_back(fmt::format("{}: has no knob \"{}\"; the scenario's {} = {} does not apply to it",
+                                    preset->name, it.key(), it.key(), it.value().dump()));
+      }
+    }
+  }
+  document["scheme"] = chosen.size() == 1 ? chosen["preset"] : chosen;
+}
+
+void apply_override(Json& document, const std::string& assignment, std::vector<std::string>* notes) {
   const std::string where = "--set " + assignment;
   size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw InputError(where, "", "expected KEY=VALUE");
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
+  if (key == "scheme") {
+    std::vector<std::string> discarded;
+    choose_scheme(document, text, where, notes ? *notes : discarded);
+    return;
+  }
   Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) value = text;
 
@@ -57,6 +98,35 @@ static Trace load_model(const JsonNode& node, const std::string& scenario_file) 
   return load_trace_file(path.string());
 }
 
+// A topology with the flat model is a contradiction (the flat model costs
+// every collective on one link class and ignores the graph); keys the chosen
+// network model does not read are noted, so no setting is ignored in silence.
+static void check_network_settings(const JsonNode& root, const JsonNode* network, Scenario& s) {
+  if (s.topology && s.network.model == "flat") {
+    (network && network->has("model") ? network->child("model") : root.child("topology"))
+        .fail(fmt::format("the flat network model ignores the topology \"{}\"; use \"nccl\" (the default with a "
+                          "topology) or \"calibrated\", or drop \"topology\"",
+                          s.topology->preset));
+  }
+  if (!network) return;
+  struct KeysOf {
+    const char* model;
+    std::vector<const char*> keys;
+  };
+  const KeysOf owners[] = {{"flat", {"latency_us", "bandwidth_gbps", "allreduce", "tree_segment_bytes"}},
+                           {"nccl", {"nccl_algo", "nccl_proto", "nccl_channels", "hierarchical_allreduce"}},
+                           {"calibrated", {"profile"}}};
+  for (const auto& owner : owners) {
+    if (s.network.model == owner.model) continue;
+    for (const char* key : owner.keys) {
+      if (network->has(key)) {
+        s.notes.push_back(fmt::format("{}: network.{} is read by the {} model only; the {} model ignores it",
+                                      s.file, key, owner.model, s.network.model));
+      }
+    }
+  }
+}
+
 Scenario parse_scenario(const Json& document, const std::string& file) {
   JsonNode root(document, file, "");
   root.check_keys({"description", "model", "batch_per_worker", "workers", "iterations", "warmup_iterations",
@@ -97,6 +167,7 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
     // A topology implies NCCL's model (seed-8node: the seed table) unless the scenario names another.
     if (!(network && network->has("model"))) s.network.model = netmodel::preset_network_model(s.topology->preset);
   }
+  check_network_settings(root, network ? &*network : nullptr, s);
   if (s.network.model == "seed-table" && s.workers != kSeedTableWorkers) {
     root.child("workers").fail(fmt::format("the seed-table network model was measured on {} nodes; expected workers "
                                            "= {}, got {}", kSeedTableWorkers, kSeedTableWorkers, s.workers));
@@ -109,8 +180,11 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
   Json document = load_json_file(path);
-  for (const auto& o : overrides) apply_override(document, o);
-  return parse_scenario(document, path);
+  std::vector<std::string> notes;
+  for (const auto& o : overrides) apply_override(document, o, &notes);
+  Scenario s = parse_scenario(document, path);
+  s.notes.insert(s.notes.begin(), notes.begin(), notes.end());
+  return s;
 }
 
 Json Scenario::resolved() const {

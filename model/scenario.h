@@ -31,6 +31,10 @@ struct Scenario {
   std::optional<netmodel::TopologyConfig> topology;  // the cluster, when the scenario gives one
   VariabilityConfig variability;
   CompressionConfig compression;
+  // Settings that have no effect here, and scheme knobs carried over or
+  // dropped when --set scheme=... or --schemes chose another preset: the
+  // CLI prints them, so nothing is ignored in silence.
+  std::vector<std::string> notes;
 
   // Where relative paths in the scenario (traces, profiles) resolve.
   std::string base_dir() const;
@@ -43,7 +47,16 @@ struct Scenario {
 // Applies "--set KEY=VALUE" overrides. KEY is a dotted path (workers,
 // scheme.preset, network.bandwidth_gbps); VALUE is parsed as JSON, else kept
 // as a string. A string scheme becomes {"preset": NAME} when a knob is set.
-void apply_override(Json& document, const std::string& assignment);
+// "scheme=SPEC" chooses a scheme (see choose_scheme); what it carried over or
+// dropped goes to NOTES when given.
+void apply_override(Json& document, const std::string& assignment, std::vector<std::string>* notes = nullptr);
+
+// Replaces the document's scheme by SPEC: a preset name, NAME{"knob": value,
+// ...}, or a JSON object {"preset": NAME, ...}. Knobs the document's scheme
+// object set survive where the new preset has them (a density set in the
+// file applies to every compared scheme); the others are dropped with a note.
+// WHERE names the option SPEC came from, for errors.
+void choose_scheme(Json& document, const std::string& spec, const std::string& where, std::vector<std::string>& notes);
 
 Scenario parse_scenario(const Json& document, const std::string& file);
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides);

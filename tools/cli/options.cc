@@ -17,4 +17,8 @@ bool parse_command_line(const std::vector<std::string>& args, const std::string&
   return true;
 }
 
+void print_notes(const model::Scenario& scenario) {
+  for (const auto& note : scenario.notes) std::cerr << "note: " << note << "\n";
+}
+
 }  // namespace sparsefuse::cli

@@ -135,6 +135,7 @@ int run_runtime(const Args& args) {
     run.timeout = std::chrono::milliseconds(std::llround(timeout * 1000));
     auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
     scenario = model::load_scenario(vm["scenario"].as<std::string>(), overrides);
+    if (rank == 0) print_notes(scenario);
     planned = runtime::plan_for_runtime(scenario, ranks);
   } catch (const InputError& e) {
     return refuse_on_every_rank(*comm, e, kInputTimeout);

@@ -27,6 +27,7 @@ int run_simulate(const Args& args) {
   }
   auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   model::Scenario scenario = model::load_scenario(vm["scenario"].as<std::string>(), overrides);
+  print_notes(scenario);
 
   std::unique_ptr<sim::Timeline> timeline;
   if (vm.count("timeline")) {
