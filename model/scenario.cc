@@ -29,8 +29,17 @@ void choose_scheme(Json& document, const std::string& spec, const std::string& w
   const policy::Preset* preset =
       chosen["preset"].is_string() ? policy::find_preset(chosen["preset"].get<std::string>()) : nullptr;
   if (previous.is_object() && preset) {
+    // Only what the scenario set away from its own preset's defaults is a
+    // setting to carry; a resolved scheme (result.json) lists every default.
+    const policy::Preset* before =
+        previous.value("preset", Json()).is_string() ? policy::find_preset(previous["preset"]) : nullptr;
+    auto is_default = [before](const std::string& key, const Json& value) {
+      if (key == "replan_every") return value == Json(0);
+      const policy::Knob* knob = before ? before->knob(key) : nullptr;
+      return knob && knob->default_value == value;
+    };
     for (auto it = previous.begin(); it != previous.end(); ++it) {
-      if (it.key() == "preset" || chosen.contains(it.key())) continue;
+      if (it.key() == "preset" || chosen.contains(it.key()) || is_default(it.key(), it.value())) continue;
       if (preset->knob(it.key()) || (it.key() == "replan_every" && preset->replanning == policy::Replanning::kAllowed)) {
         chosen[it.key()] = it.value();
         notes.push_back(fmt::format("{}: keeps the scenario's scheme knob {} = {}", preset->name, it.key(),

@@ -53,8 +53,9 @@ void apply_override(Json& document, const std::string& assignment, std::vector<s
 
 // Replaces the document's scheme by SPEC: a preset name, NAME{"knob": value,
 // ...}, or a JSON object {"preset": NAME, ...}. Knobs the document's scheme
-// object set survive where the new preset has them (a density set in the
-// file applies to every compared scheme); the others are dropped with a note.
+// object set away from its preset's defaults survive where the new preset has
+// them (a density set in the file applies to every compared scheme); the
+// others are dropped with a note.
 // WHERE names the option SPEC came from, for errors.
 void choose_scheme(Json& document, const std::string& spec, const std::string& where, std::vector<std::string>& notes);
 
