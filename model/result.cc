@@ -74,10 +74,10 @@ Json RunResult::to_json(bool timing) const {
       {"scenario", scenario},
   };
   if (timing) {
-    out["simulator"] = {{"events", events},
+    out["simulator"] = {{"queue_events", queue_events},
+                        {"worker_steps", worker_steps},
                         {"wall_s", wall_s},
-                        {"worker_iterations_per_s", wall_s > 0 ? double(worker_iterations) / wall_s : 0.0},
-                        {"events_per_s", wall_s > 0 ? double(events) / wall_s : 0.0}};
+                        {"worker_iterations_per_s", wall_s > 0 ? double(worker_iterations) / wall_s : 0.0}};
   }
   return out;
 }

@@ -39,7 +39,11 @@ struct RunResult {
   std::vector<BucketRecord> buckets;  // last iteration (the final plan of adaptive schemes), flush order
   double bytes_sent_per_worker = 0;   // per iteration, mean over workers
   double lost_contributions = 0;      // per iteration
-  uint64_t events = 0;
+  // Simulator work: events through the global event queue (collectives
+  // starting, transfers ending), and worker-local steps processed without it
+  // (tensors ready, flushes posted, gated forward stages).
+  uint64_t queue_events = 0;
+  uint64_t worker_steps = 0;
   double wall_s = 0;
   int64_t worker_iterations = 0;
 

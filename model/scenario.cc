@@ -191,7 +191,21 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   Json document = load_json_file(path);
   std::vector<std::string> notes;
   for (const auto& o : overrides) apply_override(document, o, &notes);
-  Scenario s = parse_scenario(document, path);
+  Scenario s;
+  try {
+    s = parse_scenario(document, path);
+  } catch (const InputError& e) {
+    // A bad value that came from --set is the option's fault, not the file's.
+    for (auto o = overrides.rbegin(); o != overrides.rend(); ++o) {
+      const std::string key = o->substr(0, o->find('='));
+      std::string pointer = "/" + key;
+      for (char& ch : pointer) ch = ch == '.' ? '/' : ch;
+      if (e.pointer() == pointer || e.pointer().rfind(pointer + "/", 0) == 0) {
+        throw InputError("--set " + *o, e.pointer(), e.problem());
+      }
+    }
+    throw;
+  }
   s.notes.insert(s.notes.begin(), notes.begin(), notes.end());
   return s;
 }

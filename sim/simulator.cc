@@ -60,7 +60,7 @@ class Simulation {
   std::vector<WorkerStreams> streams_;
   IterationCollectives collectives_;
   TimeNs previous_job_end_ = 0;
-  uint64_t events_ = 0;
+  uint64_t queue_events_ = 0, worker_steps_ = 0;
 };
 
 std::unique_ptr<Contention> make_contention(const netmodel::Topology* topology) {
@@ -108,7 +108,8 @@ model::RunResult Simulation::run() {
   for (int it = 0; it < total_iterations_; ++it) run_iteration(it);
   result.plan = plan_.scheme().describe();
   recorder_.finish(scenario_.iterations, result);
-  result.events = events_;
+  result.queue_events = queue_events_;
+  result.worker_steps = worker_steps_;
   result.worker_iterations = int64_t(workers_) * total_iterations_;
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
@@ -125,12 +126,12 @@ void Simulation::run_iteration(int it) {
       throw std::logic_error("workers flushed different numbers of buckets");
     }
   }
-  events_ += uint64_t(workers_) * uint64_t(plan_.model.size());
+  worker_steps_ += uint64_t(workers_) * uint64_t(plan_.model.size());
   std::vector<TimeNs> not_before;
   if (coordinator_) post_coordinated_flushes(*coordinator_, it, backward_, streams_, executor_, record_, not_before);
-  events_ += uint64_t(workers_) * record_.buckets.size();
+  worker_steps_ += uint64_t(workers_) * record_.buckets.size();
   // Stage 2: the collectives on the global event queue, then decompression.
-  events_ += collective_stage_.run(record_, not_before, plan_.scheme(), collectives_);
+  queue_events_ += collective_stage_.run(record_, not_before, plan_.scheme(), collectives_);
   replanner_.record(collectives_);
   remember_covering_collectives();
   finish_workers(it);
@@ -149,7 +150,7 @@ void Simulation::start_workers(int it) {
   GatedForward::Previous previous{&covering_done_, &collectives_.communicating, collectives_.done};
   auto deferred_cost = [this](const policy::Bucket& b) { return collective_stage_.deferred_cost(b); };
   gated_->run(it, it == 0, previous, streams_, deferred_cost, forward_stats_, timeline_);
-  events_ += uint64_t(workers_) * uint64_t(gated_->stages());
+  worker_steps_ += uint64_t(workers_) * uint64_t(gated_->stages());
 }
 
 // ByteScheduler: a forward stage waits for the collectives of the previous

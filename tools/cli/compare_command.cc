@@ -55,6 +55,7 @@ int run_compare(const Args& args) {
     return 0;
   }
   const std::vector<std::string> schemes = sim::schemes_axis(vm["schemes"].as<std::string>()).values;
+  if (vm.count("out")) prepare_output_directory("--out", vm["out"].as<std::string>());
   auto user_overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   const std::string file = vm["scenario"].as<std::string>();
 

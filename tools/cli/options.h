@@ -18,6 +18,11 @@ bool parse_command_line(const std::vector<std::string>& args, const std::string&
                         po::options_description& options, const po::positional_options_description& positional,
                         po::variables_map& vm);
 
+// Checks, before any work, that DIR can hold a command's output: creates it
+// if missing; an existing non-directory or an uncreatable path is bad input
+// named by OPTION.
+void prepare_output_directory(const std::string& option, const std::string& dir);
+
 // Prints the scenario's notes (inert settings, scheme knobs carried over or
 // dropped) to stderr, one "note:" line each.
 void print_notes(const model::Scenario& scenario);

@@ -60,8 +60,8 @@ std::string format_summary(const model::Scenario& s, const model::RunResult& r) 
                        r.plan["buffers"].get<int>(), r.plan["dense_tensors"].get<int>(),
                        r.plan["cpu_offloaded_tensors"].get<int>(), r.plan["tensor_missing_rate"].get<double>());
   }
-  out += fmt::format("simulator       {} events in {:.3f} s ({:.2f} M events/s, {:.0f} worker-iterations/s)\n",
-                     r.events, r.wall_s, double(r.events) / r.wall_s / 1e6, double(r.worker_iterations) / r.wall_s);
+  out += fmt::format("simulator       {} queue events and {} worker steps in {:.3f} s ({:.0f} worker-iterations/s)\n",
+                     r.queue_events, r.worker_steps, r.wall_s, double(r.worker_iterations) / r.wall_s);
   return out;
 }
 
