@@ -28,7 +28,7 @@ namespace {
 class Simulation {
  public:
   Simulation(const model::Scenario& scenario, Timeline* timeline);
-  model::RunResult run();
+  model::RunResult run(const ProgressHook& progress);
 
  private:
   void run_iteration(int it);
@@ -97,7 +97,7 @@ void Simulation::make_worker_policies() {
   for (int w = 0; w < workers_; ++w) policies_.push_back(plan_.scheme().make_worker_policy(w));
 }
 
-model::RunResult Simulation::run() {
+model::RunResult Simulation::run(const ProgressHook& progress) {
   auto wall_start = std::chrono::steady_clock::now();
   model::RunResult result;
   result.scenario = scenario_.resolved();
@@ -105,7 +105,10 @@ model::RunResult Simulation::run() {
   result.provenance = scenario_.trace.provenance_kind();
   result.compression_costs = plan_.compression.gpu_source();
   result.samples_per_iteration = int64_t(workers_) * scenario_.batch_per_worker;
-  for (int it = 0; it < total_iterations_; ++it) run_iteration(it);
+  for (int it = 0; it < total_iterations_; ++it) {
+    run_iteration(it);
+    if (progress) progress(it + 1, total_iterations_);
+  }
   result.plan = plan_.scheme().describe();
   recorder_.finish(scenario_.iterations, result);
   result.queue_events = queue_events_;
@@ -189,8 +192,8 @@ void Simulation::finish_workers(int it) {
 
 }  // namespace
 
-model::RunResult simulate(const model::Scenario& scenario, Timeline* timeline) {
-  return Simulation(scenario, timeline).run();
+model::RunResult simulate(const model::Scenario& scenario, Timeline* timeline, const ProgressHook& progress) {
+  return Simulation(scenario, timeline).run(progress);
 }
 
 }  // namespace sparsefuse::sim

@@ -12,6 +12,7 @@
 // second.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "model/result.h"
@@ -20,6 +21,11 @@
 
 namespace sparsefuse::sim {
 
-model::RunResult simulate(const model::Scenario& scenario, Timeline* timeline = nullptr);
+// Called after every simulated iteration with (done, total), for progress
+// reports on long runs.
+using ProgressHook = std::function<void(int done, int total)>;
+
+model::RunResult simulate(const model::Scenario& scenario, Timeline* timeline = nullptr,
+                          const ProgressHook& progress = {});
 
 }  // namespace sparsefuse::sim

@@ -2,6 +2,7 @@
 // schemes. Exit status: 0 success, 2 bad input, 1 internal error.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
       {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
       {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels},
       {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives}};
+  // Line-buffered even when piped, so progress and results interleave in order.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // Under `bazel run` the working directory is the runfiles tree; relative
   // paths on the command line mean the caller's directory.
   if (const char* caller = std::getenv("BUILD_WORKING_DIRECTORY"); caller && chdir(caller) != 0) {

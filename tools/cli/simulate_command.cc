@@ -6,6 +6,7 @@
 #include "common/input_error.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/summary.h"
 
 namespace sparsefuse::cli {
@@ -56,7 +57,7 @@ int run_simulate(const Args& args) {
   if (vm.count("out")) prepare_output_directory("--out", vm["out"].as<std::string>());
   std::unique_ptr<sim::Timeline> timeline;
   if (vm.count("timeline")) timeline = make_timeline(vm, scenario);
-  model::RunResult result = sim::simulate(scenario, timeline.get());
+  model::RunResult result = sim::simulate(scenario, timeline.get(), ProgressLine("simulate", "iterations"));
   std::cout << format_summary(scenario, result);
   if (vm.count("out")) {
     std::string path = vm["out"].as<std::string>() + "/result.json";
