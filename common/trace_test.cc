@@ -1,4 +1,4 @@
-// Built-in traces against the inventories of baselines.md §5 and schemes.md §9.1.
+// Built-in traces against the inventories of docs/seed-systems.md#model-inventories and docs/seed-systems.md
 #include <gtest/gtest.h>
 
 #include "common/trace.h"

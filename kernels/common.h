@@ -67,7 +67,7 @@ void check_size(const char* kernel, int64_t n);
 void check_count(const char* kernel, int64_t k);
 void check_density(const char* kernel, double rho);
 
-// k for a density, as every compressor in baselines.md §4.2 defines it:
+// k for a density, as every compressor in docs/baseline-systems.md#compressors defines it:
 // max(1, floor(rho * n)), clamped to n (and 0 when n == 0).
 int64_t k_for_density(int64_t n, double rho);
 

@@ -5,7 +5,7 @@
 // floating-point reductions differs.
 //
 // Common rules:
-//  - k = max(1, floor(rho * n)) (baselines.md §4.2); rho in (0, 1].
+//  - k = max(1, floor(rho * n)) (docs/baseline-systems.md#compressors); rho in (0, 1].
 //  - The input is checked first: NaN/Inf raise NonFiniteError (first index).
 //  - If k >= n every element is returned (iterations = 0).
 //  - Thresholds are computed in double and rounded once to fp32; every
@@ -31,8 +31,8 @@ struct EstimateT {
 };
 using Estimate = EstimateT<Selection>;
 
-// DGC sampling threshold (baselines.md §4.4, synxlin/deep-gradient-compression
-// `_sparsify`; schemes.md §1.4 "DGC"):
+// DGC sampling threshold (docs/baseline-systems.md#compressors, synxlin/deep-gradient-compression
+// `_sparsify`; docs/seed-systems.md#threshold-sparsifiers-and-their-counts):
 //  1. If n <= ceil(2/rho): no sampling; exact top-k (exact = true, threshold 0).
 //  2. m = min(n, max(ceil(0.01 n), ceil(2/rho))) samples taken with a stride:
 //     s0 = floor(n/m); stride = s0 if s0 <= 32, else the largest 32j+1 <= s0;
@@ -49,8 +49,8 @@ using Estimate = EstimateT<Selection>;
 // Count: never more than k; at least 0.8k unless 10 passes did not get there.
 Estimate dgc(const float* g, int64_t n, double rho, uint64_t seed);
 
-// Gaussiank (baselines.md §4.5, hclhkbu/GaussianK-SGD `GaussianCompressor`,
-// the original loop count and factors as in schemes.md §1.4 family A):
+// Gaussiank (docs/baseline-systems.md#compressors, hclhkbu/GaussianK-SGD `GaussianCompressor`,
+// the original loop count and factors as in docs/seed-systems.md#threshold-sparsifiers-and-their-counts):
 //  mu, sigma = mean and sample (n-1) standard deviation of the signed g;
 //  thr = mu + sigma * |Phi^-1(rho/2)|; nnz = #{|g| > thr} (strict);
 //  up to 3 adjustments: nnz < 2k/3 -> thr *= 0.5; nnz > 4k/3 -> thr *= 1.5;
@@ -58,7 +58,7 @@ Estimate dgc(const float* g, int64_t n, double rho, uint64_t seed);
 // Band: [2k/3, 4k/3] when reached within 3 adjustments; otherwise the 4th count.
 Estimate gaussiank(const float* g, int64_t n, double rho);
 
-// RedSync threshold binary search (baselines.md §4.6, schemes.md §1.4: the
+// RedSync threshold binary search (docs/baseline-systems.md#compressors, docs/seed-systems.md#threshold-sparsifiers-and-their-counts: the
 // [0, 1] start of families F/A, no trimmed top-k):
 //  mu = mean |g|, M = max |g|; lo = 0, hi = 1;
 //  repeat: r = (lo+hi)/2, thr = mu + r (M - mu), nnz = #{|g| > thr};
@@ -68,7 +68,7 @@ Estimate gaussiank(const float* g, int64_t n, double rho);
 // Band: (k, 2k) when a probe hits it; no band is enforced otherwise.
 Estimate redsync(const float* g, int64_t n, double rho);
 
-// SIDCo (baselines.md §4.7, sands-lab/SIDCo): thresholds fitted on
+// SIDCo (docs/baseline-systems.md#compressors, sands-lab/SIDCo): thresholds fitted on
 // x = |g| / ||g||_2, final selection |g| > thr * ||g||_2 (strict).
 //  kExponential:  every stage thr = -mean * ln(ratio)          (SIDCo-E)
 //  kGPareto:      every stage the generalised-Pareto moment fit (SIDCo-P):

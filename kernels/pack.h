@@ -41,7 +41,7 @@ int64_t total_count(const char* kernel, const std::vector<int64_t>& counts);
 void unpack(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
             int64_t n, float* dense);
 
-// unpack_equal_slices: the seed code's receiver (schemes.md §1.6). The stream of
+// unpack_equal_slices: the seed code's receiver (docs/seed-systems.md#alignment-and-the-equal-slices-receiver). The stream of
 // `len` entries is split into P equal slices of m = len / P entries (the
 // len - P*m tail is dropped); slice r is applied with PyTorch advanced-indexing
 // semantics `buf[idx] += val`: within one slice, of several entries with the

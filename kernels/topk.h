@@ -73,7 +73,7 @@ int64_t randomk(const float* g, int64_t n, int64_t k, const RandomkKey& key, flo
 Selection randomk(const float* g, int64_t n, int64_t k, const RandomkKey& key);
 std::vector<int32_t> randomk_indices(int64_t n, int64_t k, const RandomkKey& key);
 
-// ADTopk (schemes.md §6.1): view the tensor as (d0, d1, rest...) with R = product of
+// ADTopk (docs/seed-systems.md#adtopk-all-dimension-top-k-interleaving-partial-and-hybrid): view the tensor as (d0, d1, rest...) with R = product of
 // the remaining dims; for every "row" (i0, i_rest) - the d1 elements
 // i0*d1*R + j*R + i_rest, j in [0, d1) - keep the k1 = max(1, floor(d1 * rho))
 // (at most d1) largest |g|, smaller j winning ties. Returns flat indices into the

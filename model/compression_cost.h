@@ -2,7 +2,7 @@
 // sparsifier, a CPU curve for offloaded compression, error-feedback memory
 // traffic, and decompression. Curves come from a hardware profile measured by
 // `sparsefuse profile-kernels` (profiles/*.json, "sparsefuse-profile/1"), or
-// from the seed code's "8 nodes" tables (profile "seed-8node", schemes.md §1.2).
+// from the seed code's "8 nodes" tables (profile "seed-8node", docs/seed-systems.md#the-seed-cost-tables).
 #pragma once
 
 #include <map>

@@ -1,6 +1,6 @@
 // How long collectives take. Three models share one interface:
 //  - flat (this file): every pair of workers joined by links of one latency
-//    and bandwidth; the textbook alpha-beta formulas (baselines.md §1.1,
+//    and bandwidth; the textbook alpha-beta formulas (docs/baseline-systems.md#collective-costs-on-a-flat-network,
 //    Thakur/Rabenseifner/Gropp) with the reduction arithmetic taken as free;
 //  - nccl (sim/nccl_network.h): NCCL's algorithm x protocol tuning model on
 //    the scenario's topology;

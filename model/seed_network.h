@@ -1,4 +1,4 @@
-// The seed papers' own communication cost (schemes.md §1.2): a table of
+// The seed papers' own communication cost (docs/seed-systems.md#the-seed-cost-tables): a table of
 // times measured on the authors' 8-node cluster ("local_8_nodes"), looked up
 // at x = bytes / 1024 KB, interpolated linearly and clamped (5.115 ms below
 // 0.1 KB, 1.5161 s above 150,000 KB), exactly as policy/seed evaluates it.

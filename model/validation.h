@@ -1,5 +1,5 @@
 // Validation: a real run's result.json against a simulated one of the same
-// scenario (DESIGN.md, "one policy, two executors": the simulator's
+// scenario (docs/architecture.md, "one policy, two executors": the simulator's
 // prediction for a plan is compared with the runtime executing that plan).
 //
 // Both documents are sparsefuse-result/1. The comparison is per metric

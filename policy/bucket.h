@@ -14,14 +14,14 @@ namespace sparsefuse::policy {
 
 
 // How workers whose selected counts differ are aligned in an allgather
-// (schemes.md §1.6): counts are equal by construction (fixed k), exchanged
+// (docs/seed-systems.md#alignment-and-the-equal-slices-receiver): counts are equal by construction (fixed k), exchanged
 // first (a small allgather, then a variable-size gather), padded to the
 // maximum, or gathered variably and split by the receiver into equal slices
 // as the seed code does, which loses contributions.
 enum class Alignment { kFixed, kExchangeCounts, kPadToMax, kEqualSlices };
 std::string_view alignment_name(Alignment a);
 
-// Sparse allreduce families (baselines.md §1.2, §3.2, §3.5, §3.6, §4.3). A
+// Sparse allreduce families (docs/baseline-systems.md#sparse-collectives). A
 // bucket that uses one is a kAllreduce whose contribution is this worker's
 // selection; sim/sparse_collectives costs it (anything else that reads only
 // `collective` sees an allreduce of bytes_per_worker). kSharedIndices:

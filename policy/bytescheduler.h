@@ -1,4 +1,4 @@
-// ByteScheduler (baselines.md §2.8) over allreduce: every tensor is cut into
+// ByteScheduler (docs/baseline-systems.md#dense-fusion-and-scheduling-baselines) over allreduce: every tensor is cut into
 // partitions of at most PARTITION elements, each a separate allreduce; a
 // partition is posted when its tensor's gradient is ready. A credit-based
 // scheduler launches ready partitions in priority order (input-side layers

@@ -1,4 +1,4 @@
-// Cupcake (baselines.md §3.4): compression of fused buffers. The gradients
+// Cupcake (docs/baseline-systems.md#compression-systems): compression of fused buffers. The gradients
 // (backward order) are split into F fusion buffers, initially equal-count;
 // each buffer is compressed once (with error feedback) and allgathered. With
 // SEARCH, every split point in turn is moved by a binary search that compares

@@ -1,4 +1,4 @@
-// DeAR (baselines.md §2.7): each fused group's allreduce is decoupled into a
+// DeAR (docs/baseline-systems.md#dense-fusion-and-scheduling-baselines): each fused group's allreduce is decoupled into a
 // reduce-scatter, flushed during backward as soon as the group's gradients
 // are complete, and an all-gather run in the NEXT iteration's forward: at the
 // start of the iteration every worker launches group 0's all-gather; the

@@ -1,4 +1,4 @@
-// Espresso (baselines.md §3.3): a per-tensor compression strategy chosen
+// Espresso (docs/baseline-systems.md#compression-systems): a per-tensor compression strategy chosen
 // offline from a timeline model. Algorithm 1: visit tensors by size,
 // largest first (ties: closer to the output first); for each, try every
 // option with the others fixed and keep the one that minimises the modelled

@@ -1,4 +1,4 @@
-// HiPress (baselines.md §3.2): CaSync's compression-aware ring and SeCoPa's
+// HiPress (docs/baseline-systems.md#compression-systems): CaSync's compression-aware ring and SeCoPa's
 // per-gradient choice of compress-or-not and partition count K.
 //
 // SeCoPa's ring models, for a gradient of x elements over N workers cut into

@@ -1,4 +1,4 @@
-// Policies are decision logic only ("one policy, two executors", DESIGN.md):
+// Policies are decision logic only ("one policy, two executors", docs/architecture.md):
 // an executor tells a worker's policy "tensor t is ready now" and the policy
 // decides when to flush which bucket. The simulator drives these objects with
 // simulated clocks, the runtime with real ones.
@@ -57,7 +57,7 @@ class Coordinator {
 };
 
 // Schemes that move communication into the next iteration's forward pass
-// (DeAR, ByteScheduler; baselines.md §7.7) describe how that forward waits.
+// (DeAR, ByteScheduler; docs/baseline-systems.md#dense-fusion-and-scheduling-baselines) describe how that forward waits.
 // The forward then runs stage by stage in forward order (the reverse of the
 // backward order), and each stage first applies the optimizer update to its
 // tensors (the time is the trace's optimizer time split by elements), then

@@ -1,4 +1,4 @@
-// Sparse-allreduce baselines (baselines.md §1.2, §3.5, §3.6, §4.3): the
+// Sparse-allreduce baselines (docs/baseline-systems.md#sparse-collectives): the
 // gradients are fused by one of SparseScheme's partition rules (default: the
 // whole model in one buffer, as the reference code sparsifies the flattened
 // gradient after backward [recall]), each buffer selects k = density x n

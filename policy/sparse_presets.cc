@@ -1,6 +1,6 @@
 // The presets built on SparseScheme (policy/sparse_scheme.h): the generic
 // sparse baselines and the seed systems (FGBuff, RGMerge, SAFusion, SSFusion,
-// ADTopk and their variants). docs/seed-schemes.md says what each reproduces.
+// ADTopk and their variants). docs/seed-docs/seed-systems.md says what each reproduces.
 #include "policy/presets.h"
 #include "policy/sparse_scheme.h"
 
@@ -48,7 +48,7 @@ const PresetRegistration seed({
            "alignment by truncating/padding each tensor's selection to k",
            sparse_knobs(P::kFixedCount, S::kAhead, Z::kDgc, A::kFixed, E::kTensor)),
     sparse("safusion", "seed", "SAFusion: SAFusion-Inter + adaptive buffer sizing by the seed three-step routine",
-           "reconstructed data path (docs/seed-schemes.md)", sparse_knobs(P::kOgm, S::kAhead, Z::kDgc, A::kFixed, E::kTensor)),
+           "reconstructed data path (docs/seed-docs/seed-systems.md)", sparse_knobs(P::kOgm, S::kAhead, Z::kDgc, A::kFixed, E::kTensor)),
     sparse("ssfusion", "seed", "SSFusion: floor(L/20) tensors per buffer, selective sparsification (small tensors dense), DGC",
            "dense tensors ride in the allgather as pairs, as in the seed code",
            sparse_knobs(P::kFixedCount, S::kSelective, Z::kDgc, A::kEqualSlices, E::kNone)),

@@ -136,7 +136,7 @@ void SparseScheme::plan_ogm_buffers() {
   } else {
     // The seed partitions the whole parameter list, pooler included, and
     // its grouping helper puts counts[0] - 1 tensors in buffer 0. A buffer
-    // holding a tensor without gradient never completes (schemes.md §1.3),
+    // holding a tensor without gradient never completes (docs/seed-systems.md#tensor-order-and-incomplete-buffers),
     // so its tensors are never synchronised.
     plan_.partition_counts = seed::ogm_partition(model_.inventory_elements, options_.density,
                                                  options_.seed_model_key, true);
@@ -162,7 +162,7 @@ void SparseScheme::plan_ogm_buffers() {
 
 void SparseScheme::plan_mgs_buffers(const CostEstimator& cost) {
   const int L = model_.size();
-  // OMGS's merge rule (baselines.md §2.6), walking from the output side:
+  // OMGS's merge rule (docs/baseline-systems.md#dense-fusion-and-scheduling-baselines), walking from the output side:
   // merge the next tensor into the current group when the extra waiting it
   // causes (t_w) is less than the start-up it saves (t_save). Backward and
   // sparsification share the GPU; sparse communication is an allgather of

@@ -1,5 +1,5 @@
 // The configurable fusion + sparsification scheme behind every sparse preset
-// (DESIGN.md: a scheme is a composition of orthogonal parts). Its plan is
+// (docs/architecture.md: a scheme is a composition of orthogonal parts). Its plan is
 // fixed at construction — buffers, which tensors go dense, which compress on
 // the CPU — exactly as the seed systems fix theirs at start-up; per worker, the
 // policy then compresses and flushes as tensors arrive.

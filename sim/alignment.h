@@ -1,5 +1,5 @@
 // How an allgather of contributions that may differ in size is costed, and
-// what the seed code's equal-slice receiver loses (schemes.md §1.6).
+// what the seed code's equal-slice receiver loses (docs/seed-systems.md#alignment-and-the-equal-slices-receiver).
 #pragma once
 
 #include <cstdint>

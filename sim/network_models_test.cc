@@ -1,6 +1,6 @@
 // The network layer as the simulator uses it: contention between concurrent
 // collectives, topology scenarios, the NCCL and calibrated models, and the
-// properties issue 3 asks for.
+// properties the network models must have.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -167,7 +167,7 @@ TEST(CalibratedNetwork, InterpolatesTheMeasuredTable) {
   EXPECT_EQ(at_1m.latency_ns, 10000);
 }
 
-// The seed code's table (schemes.md §1.2), by hand: x = int(bytes / 1024) KB,
+// The seed code's table (docs/seed-systems.md#the-seed-cost-tables), by hand: x = int(bytes / 1024) KB,
 // linear between the points (KB: ms) 1,000: 19.65, 10,000: 112.4,
 // 100,000: 1005.7, clamped to 5.115 ms below 0.1 KB and 1516.1 ms above
 // 150,000 KB. The floor (5.115 ms) is the latency term.
@@ -217,7 +217,7 @@ TEST(SeedTableNetwork, TheSeed8nodePresetSelectsItAndNeedsEightWorkers) {
   }
 }
 
-// Issue 3, acceptance 3: over random scenarios, more bandwidth is never
+// Over random scenarios, more bandwidth is never
 // slower and more compute noise never lowers a synchronous scheme's mean.
 // Schemes that plan from the cost model are left out of the bandwidth
 // property on purpose: their per-tensor or per-merge decisions can flip to a

@@ -1,4 +1,4 @@
-// Costs of the sparse collectives (baselines.md §1.2, §3.2, §3.5, §3.6,
+// Costs of the sparse collectives (docs/baseline-systems.md#sparse-collectives,
 // §4.3), one function per algorithm, for p workers each contributing k
 // (value, int32 index) pairs (8 bytes) selected from n elements. Dense
 // collectives (the allgather of TopkA, the allreduce of shared-index

@@ -1,4 +1,4 @@
-// Properties of sparse schemes on built-in traces (issue 4, acceptance 1 and 3).
+// Properties of sparse schemes on built-in traces.
 #include <gtest/gtest.h>
 
 #include "policy/gradient_model.h"
@@ -19,7 +19,7 @@ model::RunResult run(const std::string& model, Json scheme, int workers, int see
 
 std::vector<int> counts(const Json& j) { return j.get<std::vector<int>>(); }
 
-// The seed routine's logged partitions (schemes.md §9.3), through the whole
+// The seed routine's logged partitions (docs/seed-systems.md#the-partition-routine), through the whole
 // simulator: fgbuff on BERT-base at rho = 0.1 and on GPT-2-large at rho = 1.
 TEST(SeedPartition, ReproducesTheLoggedPartitions) {
   model::RunResult bert = run("bert-base", {{"preset", "fgbuff"}, {"density", 0.1}}, 8);

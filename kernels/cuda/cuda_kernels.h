@@ -10,7 +10,7 @@
 // synchronises `stream` at least once before returning; the outputs are
 // complete when it returns.
 //
-// Top-k on CUDA (kernels.md §5.1, two-pass radix select, digits 12/12/7 bits of the
+// Top-k on CUDA (docs/kernel-design.md, two-pass radix select, digits 12/12/7 bits of the
 // 31-bit key bits(|x|)):
 //   pass A: one read; shared-memory 4096-bin histogram of key bits [30:19],
 //           merged with global atomics; a one-block kernel scans it and picks

@@ -24,7 +24,7 @@ const TreeCorrectionTable kDefaultTreeCorrection = {{
 
 namespace {
 
-// v2.30.7 constants (baselines.md §1.3), microseconds; [algorithm][protocol].
+// v2.30.7 constants (docs/baseline-systems.md#nccls-tuning-model), microseconds; [algorithm][protocol].
 constexpr double kBaseLat[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
 enum Hw { kHwNVLink, kHwPCI, kHwNet };
 constexpr double kHwLat[3][2][3] = {

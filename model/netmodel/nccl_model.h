@@ -1,5 +1,5 @@
 // NCCL's own cost model for collectives, rewritten from the description in
-// /work/shared/reference/baselines.md §1.3 (NCCL v2.30.7 tuning constants):
+// docs/baseline-systems.md#nccls-tuning-model (NCCL v2.30.7 tuning constants):
 // for every enabled (algorithm, protocol) NCCL predicts
 //     time_us = latency_us * lat_count + bytes / (1000 * bandwidth_GBps)
 // and runs the cheapest. Replicating it, rather than a flat alpha-beta line,

@@ -1,4 +1,4 @@
-// Expected values are worked out by hand from the formulas of baselines.md
+// Expected values are worked out by hand from the formulas of docs/baseline-systems.md
 // §1.3 (and the assumptions in nccl_model.h), shown in the comments; the
 // code under test is not used to produce them.
 #include "model/netmodel/nccl_model.h"

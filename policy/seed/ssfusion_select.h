@@ -1,4 +1,4 @@
-// SSFusion's static decisions (schemes.md §5.2-§5.3): the fixed-count buffer
+// SSFusion's static decisions (docs/seed-systems.md#ssfusion-fixed-count-buffers-selective-sparsification-offload): the fixed-count buffer
 // partition, selective sparsification (which tensors of each buffer are sent
 // dense, and at what ratio the rest are sparsified) and SSFusion-O's greedy
 // choice of tensors whose compression is offloaded to the CPU. All run once at

@@ -1,7 +1,7 @@
-// Simulator speed (issue 2, acceptance 5): BERT-large, 1024 workers, 100
+// Simulator speed: BERT-large, 1024 workers, 100
 // measured iterations, horovod, compute noise CV 0.05, single-threaded.
 // Target: <= 2 s wall and <= 1 GiB peak memory on a 2-core machine; the same
-// with ssfusion-i (issue 4) and on dgx-h200-ib400 with contention (issue 3);
+// with ssfusion-i and on dgx-h200-ib400 with contention;
 // 8192 workers x 10 iterations must run (time and memory reported); the
 // issue-5 baselines (DeAR, ByteScheduler, HiPress, ...) on the flat network.
 // Run: bazel run -c opt //sim/bench:simulator_bench
@@ -24,7 +24,7 @@ void simulate_preset(benchmark::State& state, const char* preset, const char* mo
               {"warmup_iterations", 2},
               {"scheme", preset},
               {"variability", {{"compute_cv", 0.05}}}};
-  // Issue 3: NCCL's model on 8-GPU H200 nodes, rail-optimized 400 Gb/s
+  // NCCL's model on 8-GPU H200 nodes, rail-optimized 400 Gb/s
   // fabric, max-min link contention between concurrent collectives.
   if (dgx) doc["topology"] = {{"preset", "dgx-h200-ib400"}};
   model::Scenario scenario = model::parse_scenario(doc, "");
@@ -61,7 +61,7 @@ BENCHMARK(BM_SsfusionIBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iter
 BENCHMARK(BM_WfbpBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_DdpBertLarge)->Arg(1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 
-// Issue 5: the scheduling and compression baselines, same target (<= 2 s).
+// The scheduling and compression baselines, same target (<= 2 s).
 // Run only these: --benchmark_filter=Baseline
 const bool kBaselinesRegistered = [] {
   for (const char* preset : {"dear", "bytescheduler", "hipress", "espresso", "cupcake", "oktopk", "spardl", "gtopk",

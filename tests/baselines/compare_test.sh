@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, acceptance 3: every scheduling and compression baseline runs at 64
+# Every scheduling and compression baseline runs at 64
 # and 1024 workers on BERT-large, GPT-2 large, ViT-L and ResNet-152 through
 # `sparsefuse compare` (2 measured iterations each), and `sparsefuse presets`
 # documents each of them.

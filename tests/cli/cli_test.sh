@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CLI contract (issue 2): bad input exits 2 with a message naming the
+# The CLI contract: bad input exits 2 with a message naming the
 # file, the JSON pointer and the expectation, and writes no output; success
 # writes result.json atomically; same scenario and seed give the same result.
 set -uo pipefail
@@ -97,7 +97,7 @@ ls "$tmp"/cmp/*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
 presets=$("$sf" presets) || fail "presets failed"
 grep -q "^horovod " <<<"$presets" || fail "presets lacks horovod"
 
-# Issue 7: a CPU kernel profile the simulator accepts, and a scenario that uses it.
+# A CPU kernel profile the simulator accepts, and a scenario that uses it.
 "$sf" profile-kernels --device cpu --max-elements 10000 --repetitions 1 --out "$tmp/cpu.json" >/dev/null ||
   fail "profile-kernels --device cpu"
 out=$("$sf" simulate "$tmp/ok.json" --set scheme=ssfusion-o \
