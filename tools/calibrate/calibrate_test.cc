@@ -120,6 +120,16 @@ TEST(PiecewiseFit, RecoversTheOsuLatencyOnlyRangeAndTheLargeRange) {
   EXPECT_NEAR(fit.segments[1].from_bytes, 724.08, 0.01);
 }
 
+TEST(PiecewiseFit, OneWildRowDoesNotMoveTheFit) {
+  // nccl-tests tables carry such rows (68 us among 13-17 us on a DGX H100).
+  std::string wild = kOsu;
+  wild.insert(wild.find("16384"), "64                    300.00\n");
+  auto fit = fit_piecewise(parse_osu(wild, spec("o", 2)), FitOptions{});
+  ASSERT_EQ(fit.segments.size(), 2u);
+  EXPECT_NEAR(fit.segments[0].alpha_us, 15.0, 1e-3);
+  EXPECT_NEAR(fit.segments[1].bandwidth_gbps_bytes, 1.0, 0.001);
+}
+
 TEST(Calibration, HeldOutSizesArePredictedByTheLastSegment) {
   auto rows = parse_nccl_tests(kNcclTests, spec("all_reduce_perf"));
   Holdout h = default_holdout(rows);  // one rank count: the top quarter of sizes
@@ -133,6 +143,12 @@ TEST(Calibration, HeldOutSizesArePredictedByTheLastSegment) {
   Json file = calibration_file(c, Labels{"nvlink", "nccl", {"all_reduce_perf"}});
   EXPECT_EQ(file["collectives"]["allreduce"].size(), 8u);
   EXPECT_EQ(file["calibration"]["held_out"], "sizes >= 4194304 B");
+  // Allgather was not measured: carried from the allreduce fit with its own
+  // ring counts (p = 8: 7 steps and 7/8 of the bytes, half of allreduce's).
+  ASSERT_EQ(file["collectives"]["allgather"].size(), 8u);
+  EXPECT_EQ(file["calibration"]["derived_not_measured"], Json::array({"allgather", "reduce_scatter"}));
+  const Json& first = file["collectives"]["allgather"][0];
+  EXPECT_NEAR(first["time_us"].get<double>(), file["collectives"]["allreduce"][0]["time_us"].get<double>() / 2, 1e-9);
 }
 
 TEST(Calibration, HoldingOutARankCountPredictsItThroughTheRingFactors) {

@@ -21,9 +21,10 @@ constexpr const char* kUsage =
     "[--check-bounds] [--bounds FILE] [--no-figure]\n\n"
     "Simulates every case of the suite (DIR/cases/*.json: a published measurement, its set-up as a scenario)\n"
     "and prints measured vs predicted and the error per point, each case's error (collectives: median |error|\n"
-    "over sizes >= 1 MiB; scaling: mean |error|), the mean |error| per category and Kendall tau of method\n"
-    "rankings. Writes OUT/fidelity.json, OUT/fidelity.md and OUT/fidelity-predicted-vs-measured.png/.pdf\n"
-    "(predicted vs measured, log-log). --check-bounds exits 1 when a calibration (microbenchmark) case's error exceeds DIR/bounds.json.";
+    "over sizes >= 1 MiB where a case has three such, else over all sizes; scaling: mean |error|), the mean\n"
+    "|error| per category and Kendall tau of method rankings. Writes OUT/fidelity.json, OUT/fidelity.md and\n"
+    "OUT/fidelity-predicted-vs-measured.png/.pdf (log-log, y = x). --check-bounds exits 1 when a calibration\n"
+    "(microbenchmark) case's error exceeds its bound (SUITE/bounds.json or --bounds).";
 
 std::vector<fidelity::Case> selected_cases(const po::variables_map& vm) {
   auto cases = fidelity::load_cases(vm["suite"].as<std::string>());

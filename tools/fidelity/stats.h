@@ -15,7 +15,8 @@ double median(std::vector<double> values);
 std::optional<double> kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
 
 // The points a case is judged on: collective cases, sizes >= 1 MiB when it
-// has any (the bandwidth regime the targets name), else every size;
+// has three or more (the bandwidth regime the targets name), else
+// every size;
 // scaling cases, every point.
 std::vector<const Point*> summary_points(const Case& c);
 

@@ -37,6 +37,9 @@ TEST(SummaryError, CollectivesAreJudgedOnSizesFromOneMiB) {
   EXPECT_TRUE(bound_violations({c}, {{"x", 0.25}}).empty());
   EXPECT_EQ(bound_violations({c}, {{"x", 0.15}}).size(), 1u);
   EXPECT_EQ(bound_violations({c}, {}).size(), 1u);  // a microbenchmark case without a bound fails too
+  c.points.pop_back();  // two sizes >= 1 MiB are no median: every size is judged
+  EXPECT_EQ(summary_points(c).size(), 3u);
+  EXPECT_NEAR(summary_error(c), 0.2, 1e-12);  // median of 1.0, 0.1, 0.2
 }
 
 TEST(SummaryError, ScalingCasesUseTheMeanAndRankMethodsPerWorkerCount) {

@@ -40,7 +40,7 @@ std::string format_markdown(const std::vector<Case>& cases, const std::map<std::
       "|---|---|---|---|---:|---|---:|---:|---|\n";
   for (const auto& c : cases) {
     std::string over = c.kind == "scaling" ? "mean, " + c.metric
-                       : summary_points(c).front()->bytes >= (1 << 20) ? "median, ≥ 1 MiB"
+                       : summary_points(c).size() < c.points.size() ? "median, ≥ 1 MiB"
                                                                         : "median, all sizes";
     out += fmt::format("| `{}` | {} | {} | {} | {} | {} | {:.1f} % | {} | {} |\n", c.id, c.category, c.role,
                        c.calibrates.empty() ? "—" : c.calibrates, c.points.size(), over, 100 * summary_error(c),

@@ -30,6 +30,8 @@ def _panel(ax, cases, label):
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.legend(loc="upper left", fontsize=4.5, frameon=False)
+    else:  # a run restricted to one role leaves a panel without cases
+        ax.text(0.5, 0.5, "no cases of this kind in this run", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel(f"measured {label}")
     ax.set_ylabel(f"predicted {label}")
     return series
