@@ -1,5 +1,7 @@
 // Hand-checked parser and fit cases: small nccl-tests and OSU snippets whose
 // numbers were written from known α-β parameters, and the bad-input forms.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "common/input_error.h"
@@ -164,7 +166,25 @@ TEST(Calibration, HoldingOutARankCountPredictsItThroughTheRingFactors) {
   EXPECT_EQ(h.ranks, 8);
   Calibration c = calibrate(rows, h, FitOptions{});
   EXPECT_LT(*median_abs_error(c.rows, true, 0), 1e-9);
+  EXPECT_EQ(c.fits[0].segments[0].law, Law::kRing);
   EXPECT_THROW(calibrate(rows, Holdout{std::nullopt, 1.0}, FitOptions{}), InputError);
+}
+
+TEST(Calibration, TheLawAcrossRankCountsIsFoundFromTheData) {
+  // MPI's small-message allreduce: recursive doubling, log2(p) steps each
+  // moving the whole buffer; alpha 20 us, 1 GB/s. Fitted on 2 and 4 ranks,
+  // it predicts 8 exactly only under that law (the ring would give 14 steps).
+  std::vector<Sample> rows;
+  for (int p : {2, 4, 8}) {
+    for (double s : {1e3, 2e3, 4e3, 8e3}) {
+      rows.push_back({Collective::kAllreduce, p, s, std::log2(p) * (20 + s / 1000.0)});
+    }
+  }
+  Calibration c = calibrate(rows, default_holdout(rows), FitOptions{});
+  ASSERT_EQ(c.fits[0].segments.size(), 1u);
+  EXPECT_EQ(c.fits[0].segments[0].law, Law::kRecursiveDoubling);
+  EXPECT_NEAR(c.fits[0].segments[0].alpha_us, 20, 1e-6);
+  EXPECT_LT(*median_abs_error(c.rows, true, 0), 1e-9);
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ struct Row {
 struct Calibration {
   std::vector<PiecewiseFit> fits;  // one per measured collective
   // Collectives nobody measured, costed with the allreduce fit's per-step
-  // alpha and bus bandwidth through their own ring step counts: the
+  // alpha and bus bandwidth through their own step counts (same law): the
   // simulator asks a calibrated table for allgather and reduce-scatter too.
   std::vector<PiecewiseFit> derived;
   std::vector<Row> rows;           // every input row, sorted by collective, ranks, bytes

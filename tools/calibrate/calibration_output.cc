@@ -15,11 +15,11 @@ std::string percent(std::optional<double> v) { return v ? fmt::format("{:.1f} %"
 std::string format_segments(const PiecewiseFit& fit) {
   std::string out = fmt::format("fit {}: {} segment(s), time = alpha * steps(p) + busfactor(p) * bytes / bandwidth\n",
                                 collective_name(fit.collective), fit.segments.size());
-  out += fmt::format("  {:>14} {:>14} {:>14} {:>14} {:>16}\n", "from bytes", "fitted from", "fitted to",
-                     "alpha us/step", "bus bw GB/s");
+  out += fmt::format("  {:>14} {:>14} {:>14} {:>14} {:>16}  {}\n", "from bytes", "fitted from", "fitted to",
+                     "alpha us/step", "bus bw GB/s", "law");
   for (const auto& s : fit.segments) {
-    out += fmt::format("  {:>14.0f} {:>14.0f} {:>14.0f} {:>14.3f} {:>16.3f}\n", s.from_bytes, s.first_bytes,
-                       s.last_bytes, s.alpha_us, s.bandwidth_gbps_bytes);
+    out += fmt::format("  {:>14.0f} {:>14.0f} {:>14.0f} {:>14.3f} {:>16.3f}  {}\n", s.from_bytes, s.first_bytes,
+                       s.last_bytes, s.alpha_us, s.bandwidth_gbps_bytes, law_name(s.law));
   }
   return out;
 }
@@ -31,7 +31,7 @@ std::string format_calibration(const Calibration& c) {
   for (const auto& fit : c.fits) out += format_segments(fit);
   for (const auto& d : c.derived) {
     out += fmt::format("{}: not measured; the table carries it from the allreduce fit (same alpha per step and bus "
-                       "bandwidth, its own ring step counts)\n", collective_name(d.collective));
+                       "bandwidth, its own step counts under each range's law)\n", collective_name(d.collective));
   }
   out += fmt::format("per size ({} held out):\n", c.holdout.describe());
   out += fmt::format("  {:<15} {:>6} {:>14} {:>14} {:>14} {:>9}\n", "collective", "ranks", "bytes", "measured us",
@@ -69,7 +69,7 @@ Json calibration_file(const Calibration& c, const Labels& labels) {
     Json segments = Json::array();
     for (const auto& s : fit.segments) {
       segments.push_back({{"from_bytes", s.from_bytes}, {"fitted_bytes", {s.first_bytes, s.last_bytes}},
-                          {"alpha_us_per_step", s.alpha_us}, {"bus_bandwidth_gbytes_per_s", s.bandwidth_gbps_bytes}});
+                          {"alpha_us_per_step", s.alpha_us}, {"law", law_name(s.law)}, {"bus_bandwidth_gbytes_per_s", s.bandwidth_gbps_bytes}});
     }
     fits.push_back({{"collective", collective_name(fit.collective)}, {"segments", segments}});
   }
@@ -78,12 +78,12 @@ Json calibration_file(const Calibration& c, const Labels& labels) {
                {"link_class", labels.link_class},
                {"transport", labels.transport},
                {"inputs", labels.inputs},
-               {"model", "per segment: time_us = alpha * L(p) + F(p) * bytes / (bandwidth * 1e3); ring L, F"},
+               {"model", "per segment: time_us = alpha * L(p) + F(p) * bytes / (bandwidth * 1e3); L, F of the segment's law"},
                {"table", "the fitted times at every measured (ranks, bytes), held-out rows included"},
                {"fits", fits},
                {"held_out", c.holdout.describe()},
                {"derived_not_measured", derived},
-               {"derived_how", "allreduce fit's alpha per step and bus bandwidth with the collective's ring step counts"},
+               {"derived_how", "allreduce fit's alpha per step, bus bandwidth and law with the collective's own step counts"},
                {"median_abs_error", {{"fitted", stat(false, 0)}, {"fitted_ge_1MiB", stat(false, 1 << 20)},
                                      {"held_out", stat(true, 0)}, {"held_out_ge_1MiB", stat(true, 1 << 20)}}}};
   return {{"collectives", collectives}, {"calibration", meta}};

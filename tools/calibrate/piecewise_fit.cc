@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -11,12 +12,31 @@
 
 namespace sparsefuse::calibrate {
 
-double latency_steps(Collective collective, int ranks) {
-  return (collective == Collective::kAllreduce ? 2.0 : 1.0) * (ranks - 1);
+double latency_steps(Collective collective, int ranks, Law law) {
+  const double p = ranks, twice = collective == Collective::kAllreduce ? 2.0 : 1.0;
+  switch (law) {
+    case Law::kRing: return twice * (p - 1);
+    case Law::kRecursiveDoubling: return std::log2(p);
+    case Law::kRabenseifner: return twice * std::log2(p);
+  }
+  return 0;
 }
 
-double byte_factor(Collective collective, int ranks) {
-  return latency_steps(collective, ranks) / ranks;
+double byte_factor(Collective collective, int ranks, Law law) {
+  const double p = ranks, twice = collective == Collective::kAllreduce ? 2.0 : 1.0;
+  // Recursive doubling sends the whole buffer every step when it reduces; an
+  // allgather or reduce-scatter moves each rank's part once whatever the law.
+  if (law == Law::kRecursiveDoubling && collective == Collective::kAllreduce) return std::log2(p);
+  return twice * (p - 1) / p;
+}
+
+std::string law_name(Law law) {
+  switch (law) {
+    case Law::kRing: return "ring";
+    case Law::kRecursiveDoubling: return "recursive-doubling";
+    case Law::kRabenseifner: return "rabenseifner";
+  }
+  return "unknown";
 }
 
 double PiecewiseFit::predict_us(int ranks, double bytes) const {
@@ -25,7 +45,8 @@ double PiecewiseFit::predict_us(int ranks, double bytes) const {
     if (bytes >= s.from_bytes) use = &s;
   }
   double per_byte = use->bandwidth_gbps_bytes > 0 ? 1e-3 / use->bandwidth_gbps_bytes : 0;  // us per byte
-  return use->alpha_us * latency_steps(collective, ranks) + per_byte * byte_factor(collective, ranks) * bytes;
+  return use->alpha_us * latency_steps(collective, ranks, use->law) +
+         per_byte * byte_factor(collective, ranks, use->law) * bytes;
 }
 
 namespace {
@@ -61,10 +82,27 @@ std::pair<double, double> weighted_fit(const std::vector<Scaled>& xs, const std:
 }  // namespace
 
 double fit_segment(const std::vector<Sample>& samples, Segment& segment) {
+  // At one rank count every law is the same line with rescaled constants:
+  // keep the ring's. Across rank counts the law that fits best is the
+  // algorithm the library ran there (MPI switches by size and node count).
+  bool several_ranks = std::any_of(samples.begin(), samples.end(),
+                                   [&](const Sample& x) { return x.ranks != samples.front().ranks; });
+  double best = std::numeric_limits<double>::infinity();
+  for (Law law : {Law::kRing, Law::kRecursiveDoubling, Law::kRabenseifner}) {
+    if (law != Law::kRing && !several_ranks) break;
+    Segment candidate = segment;
+    candidate.law = law;
+    double error = fit_segment_with_law(samples, candidate);
+    if (error < best * (1 - 1e-9)) best = error, segment = candidate;
+  }
+  return best;
+}
+
+double fit_segment_with_law(const std::vector<Sample>& samples, Segment& segment) {
   std::vector<Scaled> xs;
   for (const auto& x : samples) {
-    xs.push_back({latency_steps(x.collective, x.ranks) / x.time_us,
-                  byte_factor(x.collective, x.ranks) * x.bytes / x.time_us});
+    xs.push_back({latency_steps(x.collective, x.ranks, segment.law) / x.time_us,
+                  byte_factor(x.collective, x.ranks, segment.law) * x.bytes / x.time_us});
   }
   // Least absolute relative error by iteratively reweighted least squares:
   // published tables carry single wild rows (68 us among 13-17 us), and a
