@@ -85,6 +85,20 @@ TEST(MeasuredTable, OsuRowsNeedRanksFromTheCommandLine) {
   EXPECT_THROW(parse_input_argument("a.txt@0"), InputError);
 }
 
+TEST(MeasuredTable, ProfileCollectivesJsonKeepsItsCollectivesAndRanks) {
+  const char* json = R"({"collectives": {"allreduce": [{"ranks": 2, "bytes": 1024, "time_us": 3.5}],
+                                         "reduce_scatter": [{"ranks": 4, "bytes": 2048, "time_us": 7}]}})";
+  EXPECT_EQ(detect_format(json, "p.json"), TableFormat::kProfileJson);
+  auto rows = parse_profile_json(json, "p.json");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].collective, Collective::kAllreduce);
+  EXPECT_EQ(rows[1].collective, Collective::kReduceScatter);
+  EXPECT_EQ(rows[1].ranks, 4);
+  EXPECT_DOUBLE_EQ(rows[1].time_us, 7);
+  EXPECT_THROW(parse_profile_json(R"({"collectives": {"alltoall": []}})", "p.json"), InputError);
+  EXPECT_THROW(parse_profile_json("{not json", "p.json"), InputError);
+}
+
 TEST(MeasuredTable, BadInputNamesFileLineAndExpectation) {
   std::string bad = std::string(kOsu) + "65536 fast\n";
   try {

@@ -101,7 +101,10 @@ std::vector<Sample> read_measured_table(const InputSpec& spec) {
   switch (detect_format(text, spec.path)) {
     case TableFormat::kNcclTests: samples = parse_nccl_tests(text, spec); break;
     case TableFormat::kOsu: samples = parse_osu(text, spec); break;
-    case TableFormat::kProfileJson: samples = parse_profile_json(text, spec.path); break;
+    case TableFormat::kProfileJson:
+      if (spec.ranks) throw InputError(spec.path, "", "@RANKS is for text tables: a profile JSON names its ranks per row");
+      samples = parse_profile_json(text, spec.path);
+      break;
   }
   if (samples.empty()) throw InputError(spec.path, "", "no measurement rows: expected at least one size with a time");
   return samples;

@@ -1,6 +1,10 @@
 // sparsefuse calibrate FILE[@RANKS]...: measured collective tables fitted
 // piecewise α-β into a calibrated network table (tools/calibrate/).
 #include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
@@ -54,8 +58,9 @@ int run_calibrate(const Args& args) {
   std::vector<calibrate::Sample> rows;
   for (const auto& input : vm["inputs"].as<std::vector<std::string>>()) {
     auto part = calibrate::read_measured_table(calibrate::parse_input_argument(input));
-    std::cout << input << ": " << part.size() << " rows, " << collective_name(part.front().collective) << ", "
-              << part.front().ranks << " ranks\n";
+    std::set<std::string> kinds;
+    for (const auto& row : part) kinds.insert(fmt::format("{} at {} ranks", collective_name(row.collective), row.ranks));
+    std::cout << input << ": " << part.size() << " rows (" << fmt::format("{}", fmt::join(kinds, ", ")) << ")\n";
     rows.insert(rows.end(), part.begin(), part.end());
     labels.inputs.push_back(input);
   }
