@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fidelity CI gate (issue 12): every microbenchmark case stays within its
-# recorded bound; a tighter bound or a missing one fails; the committed
-# calibrations are what `sparsefuse calibrate` makes of the committed tables;
+# recorded bound; a tighter bound or a missing one fails; the cases are what
+# make_suite.py makes of measurements.json; the committed calibrations are what `sparsefuse calibrate` makes of the committed tables;
 # bad measured tables exit 2 naming file, line and expectation.
 set -uo pipefail
 cd "${TEST_SRCDIR}/sparsefuse"
@@ -28,6 +28,12 @@ out=$("$sf" fidelity --suite "$suite" --case nccl_h100_1node_8gpu --check-bounds
 echo '{"bounds": {}}' > "$tmp/none.json"
 out=$("$sf" fidelity --suite "$suite" --case osu_10gbe_2node --check-bounds --bounds "$tmp/none.json" --no-figure --out "$tmp/n" 2>&1)
 [[ $? -eq 1 && "$out" == *"osu_10gbe_2node: no recorded bound"* ]] || fail "a case without a bound passed"
+
+# Every measured number in the cases comes from measurements.json.
+/usr/bin/python3 $suite/make_suite.py --out "$tmp/made" || fail "make_suite.py failed"
+for d in cases scenarios traces data; do
+  diff -r "$suite/$d" "$tmp/made/$d" > /dev/null || fail "$suite/$d differs from make_suite.py's output: regenerate it"
+done
 
 # The committed calibration is reproduced from the committed OSU tables.
 d=$suite/data
