@@ -21,8 +21,9 @@ constexpr const char* kUsage =
     "--no-holdout]\n\n"
     "Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf, as printed), OSU output\n"
     "(osu_allreduce ...) or profile-collectives JSON; fits per collective and size range\n"
-    "time = alpha * steps(p) + busfactor(p) * bytes / bandwidth (ring step counts), with the ranges split\n"
-    "where the slope changes. Holds out the largest rank count (or, with one, the top quarter of sizes)\n"
+    "time = alpha * steps(p) + busfactor(p) * bytes / bandwidth (the ring's step counts; across several rank\n"
+    "counts the best of ring, recursive doubling and Rabenseifner per range), with the ranges split where\n"
+    "the slope changes. Holds out the largest rank count (or, with one, the top quarter of sizes)\n"
     "and prints the error of every row. RANKS is needed where the file does not say (OSU).\n"
     "--out writes a table that network.model = \"calibrated\" reads, the fit as metadata.";
 
