@@ -31,6 +31,8 @@ commands:
   report RESULTS_DIR       write report.md and report.html: tables, ranking in words, figures
   profile-kernels          measure the compression kernels (cpu or cuda); write a cost profile
   profile-collectives      measure the runtime's MPI collectives (mpirun -np P); write a calibrated network table
+  calibrate TABLE...       fit latency and bandwidth per size range to nccl-tests / OSU / profile tables
+  fidelity                 run the fidelity suite: predicted against published measurements
 
 'sparsefuse COMMAND --help' describes each command.)";
 
@@ -41,7 +43,8 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
       {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels},
-      {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives}};
+      {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives},
+      {"calibrate", run_calibrate}, {"fidelity", run_fidelity}};
   // Line-buffered even when piped, so progress and results interleave in order.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // Under `bazel run` the working directory is the runfiles tree; relative

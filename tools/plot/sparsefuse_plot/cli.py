@@ -61,6 +61,9 @@ def make_figures(rs, out_dir, opts):
 
 
 def main(argv):
+    if argv[:1] == ["fidelity"]:  # `sparsefuse fidelity`'s figure: its own module and options
+        from sparsefuse_plot import fidelity
+        return fidelity.main(argv[1:])
     args = _parser().parse_args(argv)
     from sparsefuse_plot.results import InputProblem, ResultSet
     from sparsefuse_plot.figures import Options
