@@ -20,5 +20,6 @@ int run_profile_kernels(const Args& args);
 int run_runtime(const Args& args);  // `sparsefuse run`
 int run_profile_collectives(const Args& args);
 int run_validate(const Args& args);
+int run_profile_model(const Args& args);
 
 }  // namespace sparsefuse::cli

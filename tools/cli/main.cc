@@ -24,6 +24,7 @@ commands:
   report RESULTS_DIR       write report.md and report.html: tables, ranking in words, figures
   profile-kernels          measure the compression kernels (cpu or cuda); write a cost profile
   profile-collectives      measure the runtime's MPI collectives (mpirun -np P); write a calibrated network table
+  profile-model            train a PyTorch model briefly; write a measured trace (per-tensor gradient-ready times)
 
 'sparsefuse COMMAND --help' describes each command.)";
 
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
       {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels},
-      {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives}};
+      {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives},
+      {"profile-model", run_profile_model}};
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage << "\n";
     return argc < 2 ? 2 : 0;
