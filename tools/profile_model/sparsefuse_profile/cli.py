@@ -99,9 +99,9 @@ def _ms(ns):
 
 
 def run(args, argv):
+    torch = _import_torch()  # before the modules that import it, for the one-line error
     from sparsefuse_profile import clocks, profiler, tracefile, workloads
 
-    torch = _import_torch()
     _check_out(args.out)
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError(f"--device cuda: PyTorch {torch.__version__} sees no CUDA GPU "
