@@ -26,6 +26,13 @@ def spread_ns(values):
     return int(round(q[2] - q[0]))
 
 
+def robust_cv(values):
+    """Coefficient of variation from the interquartile range: IQR / 1.349 /
+    median, which is sigma / mu for a normal distribution but is not blown up
+    by one stalled iteration on a shared host (the standard deviation is)."""
+    return round(spread_ns(values) / 1.349 / statistics.median(values), 6)
+
+
 def _cumulative_split(total, parts):
     """TOTAL split into PARTS integer shares adding up to TOTAL exactly."""
     return [total * (k + 1) // parts - total * k // parts for k in range(parts)]
@@ -80,8 +87,6 @@ def build(workload, names, shapes, owner_index, iterations, provenance, batch):
     backward = median_ns([it.backward for it in iterations])
     optimizer = median_ns([it.optimizer for it in iterations])
     totals = [it.total for it in iterations]
-    mean = statistics.fmean(totals)
-    cv = statistics.pstdev(totals) / mean if len(totals) > 1 else 0.0
 
     tensors, previous = [], 0
     for i in listed:
@@ -112,7 +117,7 @@ def build(workload, names, shapes, owner_index, iterations, provenance, batch):
         "backward_ns": backward,
         "optimizer_ns": optimizer,
         "iteration_ns": median_ns(totals),
-        "iteration_cv": round(cv, 6),
+        "iteration_cv": robust_cv(totals),
         "tensors": tensors,
     }
 
