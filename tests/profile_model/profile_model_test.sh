@@ -99,6 +99,8 @@ expect_bad 'has no parameters' "$sf" profile-model --model "$tiny:no_params" --i
 expect_bad 'expected a torch.nn.Module' "$sf" profile-model --model "$tiny:not_a_module" --input 4
 expect_bad '--input: required' "$sf" profile-model --model "$tiny:make"
 expect_bad '--input "3xq"' "$sf" profile-model --model "$tiny:make" --input 3xq
+expect_bad 'the forward pass on inputs 16x5 int64, 16x32 float32 raised IndexError' \
+  "$sf" profile-model --model "$tiny:make" --input 5:int64:1000 --input 32 --batch 16
 expect_bad '--iterations: expected an integer >= 1' "$sf" profile-model --model resnet50 --iterations 0
 if ! $py -c 'import sys, torch; sys.exit(torch.cuda.is_available())'; then
   expect_bad '--device cuda: PyTorch' "$sf" profile-model --model "$tiny:make" --input 16:int64:100 --input 32 --device cuda

@@ -131,7 +131,7 @@ def run(args, argv):
     print(f"profiling {workload.name} on {args.device} ({device_name}), batch {args.batch}, "
           f"{args.warmup} warm-up + {args.iterations} measured iterations, {torch.get_num_threads()} thread(s)",
           flush=True)
-    iterations = profiler.profile(torch, workload, optimizer, clock, args.warmup, args.iterations)
+    iterations = profiler.profile(workload, optimizer, clock, args.warmup, args.iterations)
     _, owner_index = profiler.parameter_owners(workload.model, [p for _, p in named])
     names = [n for n, _ in named]
     order, without = tracefile.measured_order(names, iterations)

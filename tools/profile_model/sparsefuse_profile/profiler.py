@@ -9,6 +9,7 @@ loss.backward() returning; optimizer = backward end -> end (optimizer.step()).
 They partition the iteration, so forward + backward + optimizer is the
 measured iteration time.
 """
+from sparsefuse_profile.errors import InputError
 
 
 class Iteration:
@@ -79,7 +80,20 @@ def parameter_owners(model, params):
     return owners, [owner_of[id(p)] for p in params]
 
 
-def profile(torch, workload, optimizer, clock, warmup, iterations, progress=None):
+def _first_forward(workload):
+    """The first forward and loss: a failure here is the inputs not fitting
+    the model (bad --input shapes, say), so it is reported as bad input."""
+    try:
+        return workload.loss(workload.model(*workload.inputs))
+    except InputError:
+        raise
+    except Exception as e:
+        shapes = ", ".join("x".join(map(str, t.shape)) + f" {t.dtype}".replace("torch.", "") for t in workload.inputs)
+        raise InputError(f"--model {workload.name}: the forward pass on inputs {shapes} raised "
+                         f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
+
+def profile(workload, optimizer, clock, warmup, iterations):
     """Returns the measured iterations (warm-up ones are run and dropped)."""
     model, params = workload.model, [p for _, p in workload.model.named_parameters()]
     owners, _ = parameter_owners(model, params)
@@ -103,7 +117,7 @@ def profile(torch, workload, optimizer, clock, warmup, iterations, progress=None
             timer.reset()
             start = clock.mark()
             optimizer.zero_grad(set_to_none=True)
-            loss = workload.loss(model(*workload.inputs))
+            loss = _first_forward(workload) if it == 0 else workload.loss(model(*workload.inputs))
             backward_start = clock.mark()
             loss.backward()
             backward_end = clock.mark()
@@ -114,10 +128,7 @@ def profile(torch, workload, optimizer, clock, warmup, iterations, progress=None
                 continue
             ready = {i: clock.ns(backward_start, t) for i, t in marks.items()}
             measured.append(Iteration(clock.ns(start, backward_start), clock.ns(backward_start, backward_end),
-                                      clock.ns(backward_end, end), ready,
-                                      timer.exclusive()))
-            if progress:
-                progress(len(measured), measured[-1])
+                                      clock.ns(backward_end, end), ready, timer.exclusive()))
     finally:
         timer.remove()
     return measured
