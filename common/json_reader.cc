@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -10,6 +11,8 @@
 namespace sparsefuse {
 
 Json load_json_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory; expected a JSON file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open file (does it exist and is it readable?)");
   std::stringstream buffer;

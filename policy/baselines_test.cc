@@ -92,6 +92,20 @@ TEST(ByteScheduler, PartitionsAndPriorities) {
   EXPECT_FALSE(bs.forward_plan()->iteration_waits_for_collectives);
 }
 
+// Partitions go through Horovod: the next tick of max(cycle, negotiation),
+// then one negotiation; without a cycle they start when launched.
+TEST(ByteScheduler, PartitionsStartByHorovodsCycle) {
+  CreditScheduler horovod(100, 1'000'000, 30'000);
+  EXPECT_EQ(horovod.start_ns(0), 30'000);
+  EXPECT_EQ(horovod.start_ns(1), 1'030'000);
+  EXPECT_EQ(horovod.start_ns(2'000'000), 2'030'000);
+  CreditScheduler slow_negotiation(100, 10'000, 30'000);  // a cycle lasts the negotiation
+  EXPECT_EQ(slow_negotiation.start_ns(40'000), 90'000);
+  EXPECT_EQ(CreditScheduler(100).start_ns(1234), 1234);
+  GradientModel m = model_of({10}, {10});
+  EXPECT_THROW(ByteSchedulerScheme(m, ByteSchedulerOptions{1, 1, -1, 0}), std::invalid_argument);
+}
+
 // Credit 100: launches while the credit is positive, so one launch may take
 // it negative; finishes return credit capped at the limit.
 TEST(ByteScheduler, CreditRule) {

@@ -7,12 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/collective.h"
 #include "policy/sparsifier.h"
 
 namespace sparsefuse::policy {
 
-enum class Collective { kAllreduce, kAllgather, kReduceScatter, kBroadcast };
-std::string_view collective_name(Collective c);
 
 // How workers whose selected counts differ are aligned in an allgather
 // (schemes.md §1.6): counts are equal by construction (fixed k), exchanged

@@ -1,6 +1,11 @@
 #include "policy/bytescheduler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "policy/horovod.h"
+#include "policy/presets.h"
 
 namespace sparsefuse::policy {
 
@@ -18,6 +23,11 @@ int CreditScheduler::next() {
 
 void CreditScheduler::finished(int /*op*/, const Bucket& bucket) {
   credit_ = std::min(limit_, credit_ + bucket.elements);
+}
+
+TimeNs CreditScheduler::start_ns(TimeNs launch) const {
+  if (cycle_ns_ <= 0) return launch;
+  return horovod_tick_ns(launch, cycle_ns_, negotiation_ns_) + negotiation_ns_;
 }
 
 namespace {
@@ -39,6 +49,9 @@ class ByteSchedulerWorker : public WorkerPolicy {
 
 ByteSchedulerScheme::ByteSchedulerScheme(const GradientModel& model, ByteSchedulerOptions options)
     : options_(options) {
+  if (options_.cycle_time_ns < 0 || options_.negotiation_ns < 0) {
+    throw std::invalid_argument("bytescheduler: negative cycle or negotiation time");
+  }
   const int L = model.size();
   const int64_t unit = std::max<int64_t>(1, options_.partition_elements);
   first_partition_.assign(L + 1, 0);
@@ -66,13 +79,41 @@ std::unique_ptr<WorkerPolicy> ByteSchedulerScheme::make_worker_policy(int /*rank
 }
 
 std::unique_ptr<LaunchScheduler> ByteSchedulerScheme::make_launch_scheduler() const {
-  return std::make_unique<CreditScheduler>(options_.credit_elements);
+  return std::make_unique<CreditScheduler>(options_.credit_elements, options_.cycle_time_ns, options_.negotiation_ns);
 }
 
 nlohmann::json ByteSchedulerScheme::describe() const {
   return {{"partitions", partitions_.size()},
           {"partition_elements", options_.partition_elements},
-          {"credit_elements", options_.credit_elements}};
+          {"credit_elements", options_.credit_elements},
+          {"cycle_time_ns", options_.cycle_time_ns},
+          {"negotiation_ns", options_.negotiation_ns}};
 }
+
+namespace {
+
+std::unique_ptr<Scheme> build_bytescheduler(const Knobs& k, const GradientModel& model, const CostEstimator& cost) {
+  ByteSchedulerOptions options{k.count("partition_elements"), k.count("credit_elements")};
+  // Every partition is a Horovod operation: cycle and negotiation as for horovod.
+  options.cycle_time_ns = TimeNs(std::llround(k.number("cycle_time_us") * 1000.0));
+  options.negotiation_ns = cost.workers() > 1 ? cost.coordination_ns() : 0;
+  return std::make_unique<ByteSchedulerScheme>(model, options);
+}
+
+const PresetRegistration registration({
+    {"bytescheduler", "scheduling",
+     "ByteScheduler: tensors cut into <=1M-element allreduces, launched by priority (input side first) under a "
+     "4M-element credit; a layer's next forward waits for its allreduces",
+     "code defaults (docs suggest 8M/16M for allreduce); no auto-tuning; one global scheduler sees an operation "
+     "once every worker posted it; per-tensor update inline before its forward; an iteration ends with backward "
+     "(its communication is waited for in the next forward); every partition is a Horovod allreduce: it starts at "
+     "Horovod's next cycle tick plus one negotiation (cycle_time_us = 0: no Horovod)",
+     {Knob::count("partition_elements", 1'000'000, "elements", "largest partition of a tensor"),
+      Knob::count("credit_elements", 4'000'000, "elements", "elements in flight at most"),
+      Knob::number("cycle_time_us", 1000.0, "us", "Horovod cycle each partition waits for (0 = none)")},
+     Replanning::kPlansItself, build_bytescheduler},
+});
+
+}  // namespace
 
 }  // namespace sparsefuse::policy

@@ -10,10 +10,21 @@
 //
 // Defaults are the code's (BYTESCHEDULER_PARTITION 1,000,000 and
 // BYTESCHEDULER_CREDIT 4,000,000 elements), not the larger values its docs
-// recommend for allreduce (~8,000,000 and ~16,000,000). Not modelled: credit
-// and partition auto-tuning, per-worker scheduling (the scheduler sees an
-// operation once every worker has posted it, as Horovod's negotiation would),
-// Horovod fusing partitions.
+// recommend for allreduce (~8,000,000 and ~16,000,000).
+//
+// Per-partition overhead: the PyTorch plugin starts every partition as its
+// own Horovod allreduce (bytedance/byteps, branch bytescheduler,
+// bytescheduler/pytorch/horovod_task.py), so each partition waits for the
+// next tick of Horovod's background cycle and one negotiation before it can
+// start, the same start rule as the horovod preset (horovod_tick_ns) with
+// Horovod's default 1 ms cycle. With thousands of partitions and a credit of
+// a few in flight this start-up, not bandwidth, sets the pace on fast links.
+// cycle_time_ns = 0 launches straight onto the communicator (no Horovod).
+// Not modelled: credit and partition auto-tuning, per-worker scheduling (the
+// scheduler sees an operation once every worker has posted it, as Horovod's
+// negotiation would), Horovod fusing partitions launched in the same cycle,
+// the plugin's own Python-side cost per partition (no published measurement
+// isolates it).
 #pragma once
 
 #include <memory>
@@ -28,15 +39,20 @@ namespace sparsefuse::policy {
 struct ByteSchedulerOptions {
   int64_t partition_elements = 1'000'000;
   int64_t credit_elements = 4'000'000;
+  TimeNs cycle_time_ns = 1'000'000;  // Horovod's HOROVOD_CYCLE_TIME default (see horovod.h)
+  TimeNs negotiation_ns = 0;         // one Horovod negotiation (the cost estimator's coordination_ns)
 };
 
 // The scheduling rule alone, for any executor.
 class CreditScheduler : public LaunchScheduler {
  public:
-  explicit CreditScheduler(int64_t credit_elements) : limit_(credit_elements), credit_(credit_elements) {}
+  // CYCLE_NS > 0: launched partitions start by Horovod's cycle rule.
+  explicit CreditScheduler(int64_t credit_elements, TimeNs cycle_ns = 0, TimeNs negotiation_ns = 0)
+      : limit_(credit_elements), credit_(credit_elements), cycle_ns_(cycle_ns), negotiation_ns_(negotiation_ns) {}
   void posted(int op, const Bucket& bucket) override;
   int next() override;
   void finished(int op, const Bucket& bucket) override;
+  TimeNs start_ns(TimeNs launch) const override;
   int64_t credit() const { return credit_; }
 
  private:
@@ -50,6 +66,7 @@ class CreditScheduler : public LaunchScheduler {
     }
   };
   int64_t limit_, credit_;
+  TimeNs cycle_ns_, negotiation_ns_;
   int64_t sequence_ = 0;
   std::priority_queue<Entry> ready_;
 };

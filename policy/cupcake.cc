@@ -5,6 +5,8 @@
 
 #include "policy/planned_scheme.h"
 #include "policy/timeline_model.h"
+#include "policy/presets.h"
+#include "policy/sparse_scheme.h"
 
 namespace sparsefuse::policy {
 
@@ -62,5 +64,33 @@ std::unique_ptr<Scheme> make_cupcake_scheme(const GradientModel& model, const Co
   return std::make_unique<PlannedScheme>(model, planned, std::move(buffers),
                                          nlohmann::json{{"splits", splits}, {"modelled_iteration_ns", modelled}});
 }
+
+namespace {
+
+std::unique_ptr<Scheme> build_cupcake(const Knobs& k, const GradientModel& model, const CostEstimator& cost) {
+  CupcakeOptions o;
+  o.sparsifier = k.sparsifier();
+  o.density = k.number("density");
+  o.fusion_num = int(k.count("fusion_num"));
+  o.search = k.flag("search");
+  o.error_feedback = k.choice("error_feedback", error_feedbacks()) != ErrorFeedback::kNone;
+  o.memory_gbytes_per_s = std::max(1e-3, k.number("memory_gbytes_per_s"));
+  return make_cupcake_scheme(model, cost, o);
+}
+
+const PresetRegistration registration({
+    {"cupcake", "compression",
+     "Cupcake: F fused buffers (equal-count), split points moved by binary search on modelled time; one "
+     "compression + allgather per buffer",
+     "split search on the planning timeline instead of measured iterations; F = 2 by default",
+     {Knob::sparsifier(Sparsifier::kTopk), Knob::density(),
+      Knob::count("fusion_num", 2, "buffers", "fused buffers F"),
+      Knob::flag("search", true, "move the split points by binary search"),
+      Knob::choice("error_feedback", error_feedbacks(), ErrorFeedback::kBuffer, "where residuals are kept"),
+      Knob::memory_bandwidth()},
+     Replanning::kPlansItself, build_cupcake},
+});
+
+}  // namespace
 
 }  // namespace sparsefuse::policy

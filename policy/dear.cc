@@ -1,4 +1,5 @@
 #include "policy/dear.h"
+#include "policy/presets.h"
 
 #include <algorithm>
 
@@ -70,5 +71,24 @@ nlohmann::json DearScheme::describe() const {
   for (const auto& g : reduce_scatters_) counts.push_back(g.tensors());
   return {{"groups", reduce_scatters_.size()}, {"tensors_per_group_forward_order", counts}};
 }
+
+namespace {
+
+std::unique_ptr<Scheme> build_dear(const Knobs& k, const GradientModel& model, const CostEstimator& cost) {
+  return std::make_unique<DearScheme>(model, cost, DearOptions{k.count("fusion_threshold_bytes")});
+}
+
+const PresetRegistration registration({
+    {"dear", "scheduling",
+     "DeAR: per fused group (<25 MB, forward order) a reduce-scatter in backward and an all-gather in the next "
+     "forward, group i+1's launched when group i's forward starts; update per group inline",
+     "groups of tensors (not modules), 25 MB taken as MiB; per-tensor forward times from the trace; optimizer "
+     "time split by elements, run before each group's forward; iteration 0 has no all-gather or update; no "
+     "Bayesian tuning of the threshold",
+     {Knob::count("fusion_threshold_bytes", 25ll << 20, "bytes", "largest fused group")}, Replanning::kPlansItself,
+     build_dear},
+});
+
+}  // namespace
 
 }  // namespace sparsefuse::policy

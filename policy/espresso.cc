@@ -6,6 +6,8 @@
 
 #include "policy/planned_scheme.h"
 #include "policy/timeline_model.h"
+#include "policy/presets.h"
+#include "policy/sparse_scheme.h"
 
 namespace sparsefuse::policy {
 
@@ -67,5 +69,33 @@ std::unique_ptr<Scheme> make_espresso_scheme(const GradientModel& model, const C
                                                         {"modelled_dense_ns", dense_ns},
                                                         {"modelled_iteration_ns", best}});
 }
+
+namespace {
+
+std::unique_ptr<Scheme> build_espresso(const Knobs& k, const GradientModel& model, const CostEstimator& cost) {
+  EspressoOptions o;
+  o.sparsifier = k.sparsifier();
+  o.density = k.number("density");
+  o.error_feedback = k.choice("error_feedback", error_feedbacks()) != ErrorFeedback::kNone;
+  o.cpu_offload = k.flag("cpu_offload");
+  o.cpu_threads = int(k.count("cpu_threads"));
+  o.memory_gbytes_per_s = std::max(1e-3, k.number("memory_gbytes_per_s"));
+  return make_espresso_scheme(model, cost, o);
+}
+
+const PresetRegistration registration({
+    {"espresso", "compression",
+     "Espresso: per-tensor choice of dense allreduce, GPU compression + allgather or CPU compression + allgather "
+     "by its greedy (Algorithm 1) on a timeline model of the iteration",
+     "flat network: no hierarchical/divisible options; no bubble pruning; CPU offload chosen inside the greedy "
+     "(no Algorithm 2 enumeration)",
+     {Knob::sparsifier(Sparsifier::kDgc), Knob::density(),
+      Knob::choice("error_feedback", error_feedbacks(), ErrorFeedback::kTensor, "where residuals are kept"),
+      Knob::flag("cpu_offload", true, "let the greedy compress tensors on CPU threads"),
+      Knob::count("cpu_threads", 4, "threads", "CPU compression threads"), Knob::memory_bandwidth()},
+     Replanning::kPlansItself, build_espresso},
+});
+
+}  // namespace
 
 }  // namespace sparsefuse::policy

@@ -4,6 +4,7 @@
 
 #include "policy/planned_scheme.h"
 #include "policy/timeline_model.h"
+#include "policy/presets.h"
 
 namespace sparsefuse::policy {
 
@@ -90,5 +91,29 @@ std::unique_ptr<Scheme> make_hipress_scheme(const GradientModel& model, const Co
       model, planned, std::move(buffers),
       nlohmann::json{{"compressed_tensors", compressed}, {"secopa_partitions", partitions}});
 }
+
+namespace {
+
+std::unique_ptr<Scheme> build_hipress(const Knobs& k, const GradientModel& model, const CostEstimator& cost) {
+  HipressOptions o;
+  o.sparsifier = k.sparsifier();
+  o.density = k.number("density");
+  o.memory_gbytes_per_s = std::max(1e-3, k.number("memory_gbytes_per_s"));
+  o.max_partitions = int(k.count("max_partitions"));
+  return make_hipress_scheme(model, cost, o);
+}
+
+const PresetRegistration registration({
+    {"hipress", "compression",
+     "HiPress: SeCoPa picks per tensor compress-or-not and K partitions from its ring cost model; compressed "
+     "tensors use CaSync's ring (decode, merge, re-encode per hop), others allreduce",
+     "ring CaSync only (no PS); sparsifier in place of CompLL quantisers (8 bytes per kept element); primitive "
+     "costs from the executor's network and compression curves, decode/merge as memory passes",
+     {Knob::sparsifier(Sparsifier::kDgc), Knob::density(), Knob::memory_bandwidth(),
+      Knob::count("max_partitions", 0, "partitions", "SeCoPa's largest K (0 = the worker count)")},
+     Replanning::kPlansItself, build_hipress},
+});
+
+}  // namespace
 
 }  // namespace sparsefuse::policy

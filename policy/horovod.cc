@@ -1,10 +1,17 @@
 #include "policy/horovod.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "policy/partition.h"
+#include "policy/presets.h"
 
 namespace sparsefuse::policy {
+
+TimeNs horovod_tick_ns(TimeNs ready, TimeNs cycle_ns, TimeNs negotiation_ns) {
+  const TimeNs period = std::max(cycle_ns, negotiation_ns);
+  return period > 0 ? (ready + period - 1) / period * period : ready;
+}
 
 namespace {
 
@@ -21,13 +28,12 @@ class HorovodCoordinator : public Coordinator {
   }
 
   void resolve(std::vector<CoordinatedFlush>& out) override {
-    const TimeNs period = std::max(options_.cycle_time_ns, negotiation_ns_);
     int first = 0;
     TimeNs first_tick = 0;
     int64_t fused_bytes = 0;
     for (int t = 0; t < model_.size(); ++t) {
       // The first cycle boundary at or after the tensor is ready on every worker.
-      TimeNs tick = period > 0 ? (ready_everywhere_[t] + period - 1) / period * period : ready_everywhere_[t];
+      TimeNs tick = horovod_tick_ns(ready_everywhere_[t], options_.cycle_time_ns, negotiation_ns_);
       bool fits = fused_bytes + model_.bytes(t) <= options_.fusion_threshold_bytes;
       if (t > first && (tick != first_tick || !fits)) {
         emit(first, t, first_tick, out);
@@ -77,5 +83,42 @@ HorovodScheme::HorovodScheme(const GradientModel& model, const CostEstimator& co
 std::unique_ptr<Coordinator> HorovodScheme::make_coordinator() const {
   return std::make_unique<HorovodCoordinator>(model_, options_, negotiation_ns_);
 }
+
+namespace {
+
+std::unique_ptr<Scheme> build_horovod(const Knobs& k, const GradientModel& model, const CostEstimator& cost) {
+  HorovodOptions options;
+  options.cycle_time_ns = TimeNs(std::llround(k.number("cycle_time_us") * 1000.0));
+  options.fusion_threshold_bytes = k.count("fusion_threshold_bytes");
+  return std::make_unique<HorovodScheme>(model, cost, options);
+}
+
+// Merge everything that is ready everywhere in a cycle: the same quantity of
+// gradients on every worker, then one selection per buffer.
+std::unique_ptr<Scheme> build_rgmerge_dynamic(const Knobs& k, const GradientModel& model, const CostEstimator& cost) {
+  HorovodOptions options;
+  options.cycle_time_ns = TimeNs(std::llround(k.number("cycle_time_us") * 1000.0));
+  options.fusion_threshold_bytes = INT64_MAX;
+  options.sparsifier = k.sparsifier();
+  options.density = k.number("density");
+  return std::make_unique<HorovodScheme>(model, cost, options);
+}
+
+const Knob kCycleTime = Knob::number("cycle_time_us", 1000.0, "us", "negotiation cycle");
+
+const PresetRegistration registration({
+    {"horovod", "dense",
+     "Horovod tensor fusion: per cycle, fuse tensors ready on every worker into allreduces <= threshold",
+     "response-cache negotiation modelled as one ceil(log2 p)-latency exchange per cycle",
+     {Knob::count("fusion_threshold_bytes", 128ll << 20, "bytes", "largest fused allreduce"), kCycleTime},
+     Replanning::kNegotiated, build_horovod},
+    {"rgmerge-dynamic", "seed",
+     "RGMerge as described: workers agree each cycle to merge the ready gradients, then top-k",
+     "not in the seed code; negotiation like Horovod's, compression on the side stream after agreement",
+     {kCycleTime, Knob::sparsifier(Sparsifier::kTopk), Knob::density()}, Replanning::kNegotiated,
+     build_rgmerge_dynamic},
+});
+
+}  // namespace
 
 }  // namespace sparsefuse::policy

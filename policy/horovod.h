@@ -16,6 +16,12 @@
 
 namespace sparsefuse::policy {
 
+// The cycle tick at which Horovod's background loop takes up an operation
+// that is ready on every worker at READY: the first tick at or after READY,
+// cycles lasting max(CYCLE, NEGOTIATION) (0: no cycle, READY itself). The
+// operation may start one NEGOTIATION after its tick.
+TimeNs horovod_tick_ns(TimeNs ready, TimeNs cycle_ns, TimeNs negotiation_ns);
+
 struct HorovodOptions {
   int64_t fusion_threshold_bytes = 128ll << 20;  // default since Horovod v0.21 (PR #2468)
   TimeNs cycle_time_ns = 1'000'000;              // 1 ms, same PR

@@ -1,5 +1,6 @@
-// The preset catalogue: each preset names a scheme composition with default
-// knobs, and every knob can be overridden from a scenario's "scheme" object.
+// The preset catalogue (every Preset registered by policy/*_presets.cc and
+// the scheme files) and the two steps every executor takes with it: resolve
+// a scenario's "scheme" object into knob values, then build the scheme.
 #pragma once
 
 #include <memory>
@@ -9,19 +10,16 @@
 #include "common/json_reader.h"
 #include "policy/cost_estimator.h"
 #include "policy/gradient_model.h"
+#include "policy/preset.h"
 #include "policy/scheme.h"
 
 namespace sparsefuse::policy {
 
-struct PresetInfo {
-  std::string name;
-  std::string summary;    // one line: what it reproduces
-  std::string deviation;  // where it departs from the seed/reference code ("" = none)
-  Json defaults;          // knob -> default value (an object)
-};
-
-const std::vector<PresetInfo>& preset_catalog();
+// Every registered preset, grouped by family in a fixed order, then by name.
+const std::vector<const Preset*>& presets();
 std::vector<std::string> preset_names();
+// Null if no preset has that name.
+const Preset* find_preset(const std::string& name);
 
 // A preset with its knobs resolved: {"preset": NAME, knob: value, ...}.
 struct SchemeConfig {

@@ -93,9 +93,15 @@ class LaunchScheduler {
   // The next operation to launch now, or -1 to wait for an event.
   virtual int next() = 0;
   virtual void finished(int op, const Bucket& bucket) = 0;
+  // The earliest time an operation launched at LAUNCH may start on the
+  // communicator: later when the launcher hands its operations to a runtime
+  // with its own start-up (ByteScheduler's partitions go through Horovod).
+  virtual TimeNs start_ns(TimeNs launch) const { return launch; }
 };
 
-// An immutable, configured scheme: the factory for per-worker policies.
+// A configured scheme: the factory for per-worker policies. Its plan is fixed
+// once built, except that an adaptive scheme re-plans in replan(), which an
+// executor calls on a non-const scheme between iterations.
 class Scheme {
  public:
   virtual ~Scheme() = default;

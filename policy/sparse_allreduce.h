@@ -12,10 +12,12 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "policy/cost_estimator.h"
 #include "policy/gradient_model.h"
 #include "policy/planned_scheme.h"
+#include "policy/preset.h"
 #include "policy/sparse_scheme.h"
 
 namespace sparsefuse::policy {
@@ -25,5 +27,18 @@ namespace sparsefuse::policy {
 std::unique_ptr<Scheme> make_sparse_allreduce_scheme(const GradientModel& model, const CostEstimator& cost,
                                                      SparseAllreduce algorithm, const SparseOptions& partition,
                                                      const PlannedOptions& planned);
+
+// The knobs every sparse-allreduce preset has (one buffer by default); Ok-Topk
+// adds "exact_every" and "repartition_every".
+std::vector<Knob> sparse_allreduce_knobs();
+
+// The builder of a sparse-allreduce preset running ALGORITHM.
+std::unique_ptr<Scheme> build_sparse_allreduce(SparseAllreduce algorithm, const Knobs& knobs,
+                                               const GradientModel& model, const CostEstimator& cost);
+template <SparseAllreduce kAlgorithm>
+std::unique_ptr<Scheme> build_sparse_allreduce_preset(const Knobs& k, const GradientModel& model,
+                                                      const CostEstimator& cost) {
+  return build_sparse_allreduce(kAlgorithm, k, model, cost);
+}
 
 }  // namespace sparsefuse::policy

@@ -6,6 +6,7 @@
 
 #include "policy/partition.h"
 #include "policy/seed/ogm_partition.h"
+#include "policy/seed/seed_cost.h"
 #include "policy/seed/ssfusion_select.h"
 
 namespace sparsefuse::policy {
@@ -22,121 +23,176 @@ bool excluded_from_ef(const std::string& name, Sparsifier s) {
 
 double normal_tail(double x) { return 0.5 * std::erfc(x / std::sqrt(2.0)); }  // P(Z > x)
 
-Alignment parse_alignment(const std::string& a) {
-  if (a == "exchange-counts") return Alignment::kExchangeCounts;
-  if (a == "pad-to-max") return Alignment::kPadToMax;
-  if (a == "equal-slices") return Alignment::kEqualSlices;
-  return Alignment::kFixed;  // "fixed-k"
-}
-
-Placement parse_placement(const std::string& p) {
-  if (p == "gpu-side") return Placement::kGpuSideStream;
-  if (p == "cpu-offload") return Placement::kCpuOffload;
-  return Placement::kGpuInline;
-}
-
 }  // namespace
 
-std::string seed_model_key(const std::string& model) {
-  if (model == "bert-base") return "bert_base";
-  if (model == "resnet50" || model == "resnet50-cifar100") return "resnet50";
-  if (model == "resnet152" || model == "resnet101" || model == "vgg16" || model == "vgg19") return model;
-  return model;  // not in the seed's table: T_bwd = 0, as the seed code does for BERT-large, GPT-2, ViT
+const ChoiceTable<SparsePlacement>& sparse_placements() {
+  static const ChoiceTable<SparsePlacement> table = {{"behind", SparsePlacement::kBehind},
+                                                        {"ahead", SparsePlacement::kAhead},
+                                                        {"selective", SparsePlacement::kSelective},
+                                                        {"partial", SparsePlacement::kPartial}};
+  return table;
+}
+const ChoiceTable<PartitionKind>& partition_kinds() {
+  static const ChoiceTable<PartitionKind> table = {{"per-tensor", PartitionKind::kPerTensor},
+                                                    {"single", PartitionKind::kSingle},
+                                                    {"fixed-count", PartitionKind::kFixedCount},
+                                                    {"ogm", PartitionKind::kOgm},
+                                                    {"mgs", PartitionKind::kMgs}};
+  return table;
+}
+const ChoiceTable<ErrorFeedback>& error_feedbacks() {
+  static const ChoiceTable<ErrorFeedback> table = {
+    {"none", ErrorFeedback::kNone}, {"tensor", ErrorFeedback::kTensor}, {"buffer", ErrorFeedback::kBuffer}};
+  return table;
+}
+const ChoiceTable<Alignment>& alignments() {
+  static const ChoiceTable<Alignment> table = {{"fixed-k", Alignment::kFixed},
+                                            {"exchange-counts", Alignment::kExchangeCounts},
+                                            {"pad-to-max", Alignment::kPadToMax},
+                                            {"equal-slices", Alignment::kEqualSlices}};
+  return table;
+}
+const ChoiceTable<Placement>& compression_placements() {
+  static const ChoiceTable<Placement> table = {{"gpu-inline", Placement::kGpuInline},
+                                                       {"gpu-side", Placement::kGpuSideStream},
+                                                       {"cpu-offload", Placement::kCpuOffload}};
+  return table;
+}
+
+SparseOptions SparseOptions::from_knobs(const Knobs& k) {
+  SparseOptions o;
+  o.partition = k.choice("partition", partition_kinds());
+  o.tensors_per_buffer = int(k.count("tensors_per_buffer"));
+  o.quirks = k.flag("quirks");
+  o.placement = k.choice("placement", sparse_placements());
+  o.sparsifier = k.sparsifier();
+  o.density = k.number("density");
+  o.alignment = k.choice("alignment", alignments());
+  o.compress_on = k.choice("compress_on", compression_placements());
+  o.hybrid = k.flag("hybrid");
+  o.concurrent = k.flag("concurrent");
+  o.error_feedback = k.choice("error_feedback", error_feedbacks());
+  o.seed_model_key = k.text("seed_model_key");
+  return o;
+}
+
+std::vector<Knob> sparse_knobs(PartitionKind partition, SparsePlacement placement, Sparsifier sparsifier,
+                               Alignment alignment, ErrorFeedback error_feedback, Placement compress_on, bool hybrid) {
+  // ADTopk presets are defined by their sparsifier: a scenario-wide one does not replace it.
+  const bool intrinsic_sparsifier = sparsifier == Sparsifier::kAdtopk || sparsifier == Sparsifier::kAdtopkI;
+  return {Knob::choice("partition", partition_kinds(), partition, "how tensors are grouped into buffers"),
+          Knob::count("tensors_per_buffer", 0, "tensors", "fixed-count partition: tensors per buffer (0 = floor(L/20))"),
+          Knob::flag("quirks", true, "reproduce the seed code's defects (partition off-by-one, incomplete buffers)"),
+          Knob::choice("placement", sparse_placements(), placement, "where sparsification sits relative to fusion"),
+          Knob::sparsifier(sparsifier, !intrinsic_sparsifier),
+          Knob::density(),
+          Knob::choice("alignment", alignments(), alignment, "how workers' differing counts are aligned"),
+          Knob::choice("compress_on", compression_placements(), compress_on, "where selections run"),
+          Knob::flag("hybrid", hybrid, "dense tensors allreduced, sparse ones allgathered"),
+          Knob::flag("concurrent", true, "hybrid: the two collectives on separate communicators"),
+          Knob::choice("error_feedback", error_feedbacks(), error_feedback, "where residuals are kept"),
+          Knob::text("seed_model_key", "", "the seed cost table's model key (\"\" = from the model name)")};
 }
 
 SparseScheme::SparseScheme(const GradientModel& model, const CostEstimator& cost, SparseOptions options)
     : model_(model), options_(std::move(options)) {
-  if (options_.seed_model_key.empty()) options_.seed_model_key = seed_model_key(model.model);
+  if (options_.seed_model_key.empty()) options_.seed_model_key = seed::seed_script_model_key(model.model);
   plan_buffers(cost);
   plan_dense_and_cpu(cost);
   estimate_convergence_signals();
 }
 
+void SparseScheme::add_buffers(const std::vector<int>& counts) {
+  int first = 0;
+  for (int c : counts) {
+    plan_.buffers.push_back({first, first + c, false});
+    first += c;
+  }
+}
+
 void SparseScheme::plan_buffers(const CostEstimator& cost) {
   const int L = model_.size();
-  auto from_counts = [&](const std::vector<int>& counts) {
-    int first = 0;
-    for (int c : counts) {
-      plan_.buffers.push_back({first, first + c, false});
-      first += c;
+  switch (options_.partition) {
+    case PartitionKind::kPerTensor: add_buffers(std::vector<int>(L, 1)); break;
+    case PartitionKind::kSingle: add_buffers({L}); break;
+    case PartitionKind::kFixedCount: {
+      int per = options_.tensors_per_buffer > 0 ? options_.tensors_per_buffer : seed::ssfusion_tensors_per_buffer(L);
+      plan_.partition_counts = seed::fixed_count_partition(L, per);
+      add_buffers(plan_.partition_counts);
+      break;
     }
-  };
-  const std::string& p = options_.partition;
-  if (p == "per-tensor") {
-    from_counts(std::vector<int>(L, 1));
-  } else if (p == "single") {
-    from_counts({L});
-  } else if (p == "fixed-count") {
-    int per = options_.tensors_per_buffer > 0 ? options_.tensors_per_buffer : seed::ssfusion_tensors_per_buffer(L);
-    plan_.partition_counts = seed::fixed_count_partition(L, per);
-    from_counts(plan_.partition_counts);
-  } else if (p == "ogm") {
-    if (!options_.quirks) {
-      plan_.partition_counts = seed::ogm_partition(model_.elements, options_.density, options_.seed_model_key, false);
-      from_counts(plan_.partition_counts);
-    } else {
-      // The seed partitions the whole parameter list, pooler included, and
-      // its grouping helper puts counts[0] - 1 tensors in buffer 0. A buffer
-      // holding a tensor without gradient never completes (schemes.md §1.3),
-      // so its tensors are never synchronised.
-      plan_.partition_counts = seed::ogm_partition(model_.inventory_elements, options_.density,
-                                                   options_.seed_model_key, true);
-      std::vector<int> grad_position(model_.inventory_elements.size() + 1, 0);
-      for (size_t i = 0, g = 0; i < model_.inventory_elements.size(); ++i) {
-        grad_position[i] = int(g);
-        if (model_.inventory_has_grad[i]) ++g;
-        grad_position[i + 1] = int(g);
-      }
-      int inv_first = 0;
-      for (size_t b = 0; b < plan_.partition_counts.size(); ++b) {
-        int count = plan_.partition_counts[b] - (b == 0 ? 1 : 0);
-        int inv_end = std::min<int>(inv_first + count, int(model_.inventory_elements.size()));
-        bool complete = true;
-        for (int i = inv_first; i < inv_end; ++i) complete &= bool(model_.inventory_has_grad[i]);
-        if (grad_position[inv_end] > grad_position[inv_first]) {
-          plan_.buffers.push_back({grad_position[inv_first], grad_position[inv_end], !complete});
-        }
-        inv_first = inv_end;
-      }
-    }
-  } else if (p == "mgs") {
-    // OMGS's merge rule (baselines.md §2.6), walking from the output side:
-    // merge the next tensor into the current group when the extra waiting it
-    // causes (t_w) is less than the start-up it saves (t_save). Backward and
-    // sparsification share the GPU; sparse communication is an allgather of
-    // k pairs.
-    auto ts = [&](int64_t n) { return double(cost.compression_ns(options_.sparsifier, n, options_.density)); };
-    auto tc = [&](int64_t n) {
-      return double(cost.collective_ns(Collective::kAllgather, 8 * exact_count(n, options_.density)));
-    };
-    auto tb = [&](int j) { return double(model_.ready_ns[j] - (j ? model_.ready_ns[j - 1] : 0)); };
-    int first = 0;
-    int64_t group = model_.elements[0];
-    double clock = tb(0), comm_free = 0;
-    for (int j = 0; j + 1 < L; ++j) {
-      double sparsified = clock + ts(group);
-      double wait = std::max(0.0, comm_free - sparsified);
-      int64_t next = model_.elements[j + 1];
-      double t_w = tb(j + 1) + ts(group + next) - ts(group) - ts(next) - wait;
-      double t_save = tc(group) + tc(next) - tc(group + next);
-      if (t_w < t_save) {
-        group += next;
-        clock += tb(j + 1);
-      } else {
-        plan_.buffers.push_back({first, j + 1, false});
-        comm_free = std::max(comm_free, sparsified) + tc(group);
-        clock = sparsified + tb(j + 1);
-        first = j + 1;
-        group = next;
-      }
-    }
-    plan_.buffers.push_back({first, L, false});
-  } else {
-    throw std::logic_error("unknown partition " + p);
+    case PartitionKind::kOgm: plan_ogm_buffers(); break;
+    case PartitionKind::kMgs: plan_mgs_buffers(cost); break;
   }
   if (plan_.partition_counts.empty()) {
     for (const auto& b : plan_.buffers) plan_.partition_counts.push_back(b.end - b.first);
   }
+}
+
+void SparseScheme::plan_ogm_buffers() {
+  if (!options_.quirks) {
+    plan_.partition_counts = seed::ogm_partition(model_.elements, options_.density, options_.seed_model_key, false);
+    add_buffers(plan_.partition_counts);
+  } else {
+    // The seed partitions the whole parameter list, pooler included, and
+    // its grouping helper puts counts[0] - 1 tensors in buffer 0. A buffer
+    // holding a tensor without gradient never completes (schemes.md §1.3),
+    // so its tensors are never synchronised.
+    plan_.partition_counts = seed::ogm_partition(model_.inventory_elements, options_.density,
+                                                 options_.seed_model_key, true);
+    std::vector<int> grad_position(model_.inventory_elements.size() + 1, 0);
+    for (size_t i = 0, g = 0; i < model_.inventory_elements.size(); ++i) {
+      grad_position[i] = int(g);
+      if (model_.inventory_has_grad[i]) ++g;
+      grad_position[i + 1] = int(g);
+    }
+    int inv_first = 0;
+    for (size_t b = 0; b < plan_.partition_counts.size(); ++b) {
+      int count = plan_.partition_counts[b] - (b == 0 ? 1 : 0);
+      int inv_end = std::min<int>(inv_first + count, int(model_.inventory_elements.size()));
+      bool complete = true;
+      for (int i = inv_first; i < inv_end; ++i) complete &= bool(model_.inventory_has_grad[i]);
+      if (grad_position[inv_end] > grad_position[inv_first]) {
+        plan_.buffers.push_back({grad_position[inv_first], grad_position[inv_end], !complete});
+      }
+      inv_first = inv_end;
+    }
+  }
+}
+
+void SparseScheme::plan_mgs_buffers(const CostEstimator& cost) {
+  const int L = model_.size();
+  // OMGS's merge rule (baselines.md §2.6), walking from the output side:
+  // merge the next tensor into the current group when the extra waiting it
+  // causes (t_w) is less than the start-up it saves (t_save). Backward and
+  // sparsification share the GPU; sparse communication is an allgather of
+  // k pairs.
+  auto ts = [&](int64_t n) { return double(cost.compression_ns(options_.sparsifier, n, options_.density)); };
+  auto tc = [&](int64_t n) {
+    return double(cost.collective_ns(Collective::kAllgather, 8 * exact_count(n, options_.density)));
+  };
+  auto tb = [&](int j) { return double(model_.ready_ns[j] - (j ? model_.ready_ns[j - 1] : 0)); };
+  int first = 0;
+  int64_t group = model_.elements[0];
+  double clock = tb(0), comm_free = 0;
+  for (int j = 0; j + 1 < L; ++j) {
+    double sparsified = clock + ts(group);
+    double wait = std::max(0.0, comm_free - sparsified);
+    int64_t next = model_.elements[j + 1];
+    double t_w = tb(j + 1) + ts(group + next) - ts(group) - ts(next) - wait;
+    double t_save = tc(group) + tc(next) - tc(group + next);
+    if (t_w < t_save) {
+      group += next;
+      clock += tb(j + 1);
+    } else {
+      plan_.buffers.push_back({first, j + 1, false});
+      comm_free = std::max(comm_free, sparsified) + tc(group);
+      clock = sparsified + tb(j + 1);
+      first = j + 1;
+      group = next;
+    }
+  }
+  plan_.buffers.push_back({first, L, false});
 }
 
 void SparseScheme::plan_dense_and_cpu(const CostEstimator& cost) {
@@ -145,11 +201,11 @@ void SparseScheme::plan_dense_and_cpu(const CostEstimator& cost) {
   plan_.on_cpu.assign(L, false);
   std::vector<int> counts;
   for (const auto& b : plan_.buffers) counts.push_back(b.end - b.first);
-  if (options_.placement == "selective") {
+  if (options_.placement == SparsePlacement::kSelective) {
     plan_.dense = seed::ssfusion_select(model_.elements, counts, options_.density, options_.seed_model_key,
                                         options_.quirks)
                       .dense;
-  } else if (options_.placement == "partial") {
+  } else if (options_.placement == SparsePlacement::kPartial) {
     for (int t = 0; t < L; ++t) {
       int64_t n = model_.elements[t];
       int64_t k = is_adtopk(options_.sparsifier) ? adtopk_count(n, model_.row_length[t], options_.density)
@@ -163,10 +219,10 @@ void SparseScheme::plan_dense_and_cpu(const CostEstimator& cost) {
       plan_.dense[t] = dense <= sparse;
     }
   }
-  if (is_adtopk(options_.sparsifier) && options_.placement != "behind") {
+  if (is_adtopk(options_.sparsifier) && options_.placement != SparsePlacement::kBehind) {
     for (int t = 0; t < L; ++t) plan_.dense[t] = plan_.dense[t] || model_.row_length[t] == 0;
   }
-  if (options_.compress_on == "cpu-offload") {
+  if (options_.compress_on == Placement::kCpuOffload) {
     // The seed's walk with the trace's per-tensor backward times (the seed's
     // size-proportional T_bwd is 0 for most models) and the executor's GPU
     // and CPU cost curves (the seed has no CPU model).
@@ -195,7 +251,7 @@ void SparseScheme::estimate_convergence_signals() {
       continue;
     }
     if (options_.density >= 1.0) continue;
-    if (options_.placement == "behind") {
+    if (options_.placement == SparsePlacement::kBehind) {
       int64_t total = 0;
       for (int t = b.first; t < b.end; ++t) total += model_.elements[t];
       double k = double(exact_count(total, options_.density));
@@ -264,8 +320,8 @@ namespace {
 class SparseWorker : public WorkerPolicy {
  public:
   SparseWorker(const GradientModel& model, const SparseOptions& options, const SparsePlan& plan)
-      : model_(model), options_(options), plan_(plan), alignment_(parse_alignment(options.alignment)),
-        placement_(parse_placement(options.compress_on)) {
+      : model_(model), options_(options), plan_(plan), alignment_(options.alignment),
+        placement_(options.compress_on) {
     buffer_of_.assign(model.size(), -1);
     for (size_t b = 0; b < plan.buffers.size(); ++b) {
       for (int t = plan.buffers[b].first; t < plan.buffers[b].end; ++t) buffer_of_[t] = int(b);
@@ -280,7 +336,7 @@ class SparseWorker : public WorkerPolicy {
     const auto& buffer = plan_.buffers[b];
     if (t == buffer.first) state_ = {};
     const int64_t n = model_.elements[t];
-    const bool sparse_ahead = options_.placement != "behind";
+    const bool sparse_ahead = options_.placement != SparsePlacement::kBehind;
     if (sparse_ahead && !plan_.dense[t]) {
       CompressionOutcome out = context.compress(tensor_request(t), now);
       state_.sparse_ready = std::max(state_.sparse_ready, out.done);
@@ -322,10 +378,10 @@ class SparseWorker : public WorkerPolicy {
     r.expected_count = r.sparsifier == Sparsifier::kAdtopk
                            ? adtopk_count(r.elements, model_.row_length[t], options_.density)
                            : exact_count(r.elements, options_.density);
-    r.align_to_expected = options_.alignment == "fixed-k";
+    r.align_to_expected = options_.alignment == Alignment::kFixed;
     r.placement = plan_.on_cpu[t] ? Placement::kCpuOffload
                                   : (placement_ == Placement::kCpuOffload ? Placement::kGpuInline : placement_);
-    r.error_feedback = options_.error_feedback == "tensor" && !excluded_from_ef(model_.names[t], r.sparsifier);
+    r.error_feedback = options_.error_feedback == ErrorFeedback::kTensor && !excluded_from_ef(model_.names[t], r.sparsifier);
     return r;
   }
 
@@ -347,12 +403,12 @@ class SparseWorker : public WorkerPolicy {
 
   void flush_buffer(int b, TimeNs now, WorkerContext& context) {
     const auto& buffer = plan_.buffers[b];
-    if (options_.density >= 1.0 && options_.placement == "behind") {  // the seed's dense path: allreduce the buffer
+    if (options_.density >= 1.0 && options_.placement == SparsePlacement::kBehind) {  // the seed's dense path: allreduce the buffer
       context.flush(make_bucket(buffer, Collective::kAllreduce, state_.dense_elements, state_.dense_elements,
                                 state_.dense_elements), now);
       return;
     }
-    if (options_.placement == "behind") {
+    if (options_.placement == SparsePlacement::kBehind) {
       CompressionRequest r;
       r.first_tensor = buffer.first;
       r.end_tensor = buffer.end;
@@ -360,9 +416,9 @@ class SparseWorker : public WorkerPolicy {
       r.sparsifier = effective_sparsifier();
       r.density = options_.density;
       r.expected_count = exact_count(r.elements, options_.density);
-      r.align_to_expected = options_.alignment == "fixed-k";
+      r.align_to_expected = options_.alignment == Alignment::kFixed;
       r.placement = placement_ == Placement::kCpuOffload ? Placement::kGpuInline : placement_;
-      r.error_feedback = options_.error_feedback == "buffer";
+      r.error_feedback = options_.error_feedback == ErrorFeedback::kBuffer;
       CompressionOutcome out = context.compress(r, now);
       context.flush(make_bucket(buffer, Collective::kAllgather, r.elements, 0, out.selected), out.done);
       return;

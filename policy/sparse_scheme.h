@@ -13,36 +13,55 @@
 #include "policy/compression.h"
 #include "policy/cost_estimator.h"
 #include "policy/gradient_model.h"
+#include "policy/preset.h"
 #include "policy/scheme.h"
 
 namespace sparsefuse::policy {
 
+// Where sparsification sits: one selection over the fused buffer (behind),
+// per tensor before fusion (ahead), per tensor with the small tensors of each
+// buffer dense (selective, SSFusion), or per tensor where compressing and
+// gathering costs less than sending dense (partial, ADTopk-P).
+enum class SparsePlacement { kBehind, kAhead, kSelective, kPartial };
+// How buffers are formed: one tensor each, one buffer, a fixed tensor count
+// (0 = SSFusion's floor(L/20)), the seed's three-step routine, or OMGS's
+// merge rule on the executor's cost estimates.
+enum class PartitionKind { kPerTensor, kSingle, kFixedCount, kOgm, kMgs };
+enum class ErrorFeedback { kNone, kTensor, kBuffer };
+
+// The spellings of the sparse knobs' options (functions, so presets may use
+// them during static initialisation).
+const ChoiceTable<SparsePlacement>& sparse_placements();
+const ChoiceTable<PartitionKind>& partition_kinds();
+const ChoiceTable<ErrorFeedback>& error_feedbacks();
+const ChoiceTable<Alignment>& alignments();
+const ChoiceTable<Placement>& compression_placements();  // the "compress_on" knob
+
 struct SparseOptions {
-  // Partition: "per-tensor", "single", "fixed-count" (tensors_per_buffer, 0 =
-  // SSFusion's floor(L/20)), "ogm" (the seed's three-step routine), "mgs"
-  // (OMGS's merge rule on the executor's cost estimates).
-  std::string partition = "fixed-count";
+  PartitionKind partition = PartitionKind::kFixedCount;
   int tensors_per_buffer = 0;
   bool quirks = true;  // reproduce the seed code's defects where it has them
-  // Where sparsification sits: "behind" (one selection over the fused
-  // buffer), "ahead" (per tensor before fusion), "selective" (SSFusion: the
-  // small tensors of each buffer stay dense), "partial" (ADTopk-P: a tensor
-  // stays dense when compressing and gathering its selection costs more than
-  // sending it dense by the collective it would use).
-  std::string placement = "ahead";
+  SparsePlacement placement = SparsePlacement::kAhead;
   Sparsifier sparsifier = Sparsifier::kTopk;
   double density = 0.01;
-  // "fixed-k" (threshold counts truncated/padded to k), "exchange-counts",
-  // "pad-to-max", "equal-slices".
-  std::string alignment = "exchange-counts";
-  // "gpu-inline", "gpu-side", or "cpu-offload" (SSFusion-O's greedy choice of
-  // tensors to compress on CPU threads; the others stay inline).
-  std::string compress_on = "gpu-inline";
+  // kFixed: threshold counts truncated/padded to k.
+  Alignment alignment = Alignment::kExchangeCounts;
+  // kCpuOffload: SSFusion-O's greedy choice of tensors to compress on CPU
+  // threads; the others stay inline.
+  Placement compress_on = Placement::kGpuInline;
   bool hybrid = false;     // dense part allreduced, sparse part allgathered
   bool concurrent = true;  // hybrid: the two collectives on separate communicators
-  std::string error_feedback = "none";  // "none", "tensor", "buffer"
-  std::string seed_model_key;           // for the seed cost model; "" = derived from the model
+  ErrorFeedback error_feedback = ErrorFeedback::kNone;
+  std::string seed_model_key;  // for the seed cost model; "" = seed::seed_script_model_key(model)
+
+  // From a sparse preset's knobs (sparse_knobs below).
+  static SparseOptions from_knobs(const Knobs& knobs);
 };
+
+// The knobs of every preset built on SparseScheme; presets differ in defaults.
+std::vector<Knob> sparse_knobs(PartitionKind partition, SparsePlacement placement, Sparsifier sparsifier,
+                               Alignment alignment, ErrorFeedback error_feedback,
+                               Placement compress_on = Placement::kGpuInline, bool hybrid = false);
 
 // The start-up decisions, for result.json and tests.
 struct SparsePlan {
@@ -71,6 +90,9 @@ class SparseScheme : public Scheme {
 
  private:
   void plan_buffers(const CostEstimator& cost);
+  void add_buffers(const std::vector<int>& counts);  // consecutive buffers of these tensor counts
+  void plan_ogm_buffers();
+  void plan_mgs_buffers(const CostEstimator& cost);
   void plan_dense_and_cpu(const CostEstimator& cost);
   void estimate_convergence_signals();
 
@@ -78,8 +100,5 @@ class SparseScheme : public Scheme {
   SparseOptions options_;
   SparsePlan plan_;
 };
-
-// The seed code's model key (its T_bwd table) for a built-in model name.
-std::string seed_model_key(const std::string& model);
 
 }  // namespace sparsefuse::policy

@@ -20,8 +20,8 @@ namespace {
 // float to every rank (reduce-scatter's input).
 int64_t unit_bytes(Collective collective, int ranks) {
   switch (collective) {
-    case Collective::kAllReduce: return 4;
-    case Collective::kAllGather: return 8 * int64_t(ranks);
+    case Collective::kAllreduce: return 4;
+    case Collective::kAllgather: return 8 * int64_t(ranks);
     case Collective::kReduceScatter: return 4 * int64_t(ranks);
   }
   throw std::logic_error("unknown collective");
@@ -29,7 +29,7 @@ int64_t unit_bytes(Collective collective, int ranks) {
 
 double bus_factor(Collective collective, int ranks) {
   const double p = ranks;
-  return collective == Collective::kAllReduce ? 2 * (p - 1) / p : (p - 1) / p;
+  return collective == Collective::kAllreduce ? 2 * (p - 1) / p : (p - 1) / p;
 }
 
 void check_range(const char* option, int64_t value, int64_t low, int64_t high) {
@@ -52,7 +52,7 @@ void validate(const CollectiveProfileOptions& o) {
 }
 
 const std::vector<Collective>& profiled_collectives() {
-  static const std::vector<Collective> all = {Collective::kAllReduce, Collective::kAllGather,
+  static const std::vector<Collective> all = {Collective::kAllreduce, Collective::kAllgather,
                                               Collective::kReduceScatter};
   return all;
 }
@@ -85,11 +85,11 @@ double time_collective(Communicator& comm, Collective collective, int64_t bytes,
   std::vector<int64_t> counts;
   std::function<void()> run;
   switch (collective) {
-    case Collective::kAllReduce:
+    case Collective::kAllreduce:
       send.assign(size_t(n), 0.0f);
       run = [&] { comm.allreduce_sum(send.data(), n); };
       break;
-    case Collective::kAllGather:
+    case Collective::kAllgather:
       send.assign(size_t(n), 0.0f);
       indices.assign(size_t(n), 0);
       counts.assign(size_t(P), n);
@@ -124,7 +124,7 @@ Json CollectiveProfile::to_json() const {
       const double time_us = std::round(t.time_us * 1e3) / 1e3;
       if (t.collective == c) list.push_back({{"ranks", ranks}, {"bytes", t.bytes}, {"time_us", time_us}});
     }
-    if (!list.empty()) collectives[sim::netmodel::name(c)] = std::move(list);
+    if (!list.empty()) collectives[std::string(collective_name(c))] = std::move(list);
   }
   return {{"format", "sparsefuse-profile/1"},
           {"provenance",
@@ -153,10 +153,10 @@ std::string table_header(const CollectiveProfile& p) {
 }
 
 std::string table_row(const CollectiveTiming& t, int ranks) {
-  const bool pairs = t.collective == Collective::kAllGather;
+  const bool pairs = t.collective == Collective::kAllgather;
   const double algbw = double(t.bytes) / (t.time_us * 1e3);  // bytes per ns = GB/s
   return fmt::format("  {:>10} {:>12} {:>6} {:>15} {:>12.2f} {:>12.3f} {:>12.3f}\n", t.bytes,
-                     t.bytes / (pairs ? 8 : 4), pairs ? "pair" : "float", sim::netmodel::name(t.collective), t.time_us,
+                     t.bytes / (pairs ? 8 : 4), pairs ? "pair" : "float", collective_name(t.collective), t.time_us,
                      algbw, algbw * bus_factor(t.collective, ranks));
 }
 

@@ -1,6 +1,6 @@
 // Measures the collectives the runtime moves its buckets with, through the
 // same Communicator, and writes them as a calibrated collective table
-// (sim/netmodel/calibrated.h), so `sparsefuse simulate` with
+// (model/netmodel/calibrated.h), so `sparsefuse simulate` with
 // network.model = "calibrated" charges what this transport really costs:
 //
 // {"format": "sparsefuse-profile/1",
@@ -28,11 +28,10 @@
 
 #include "common/json_reader.h"
 #include "runtime/communicator.h"
-#include "sim/netmodel/nccl_model.h"
+#include "model/netmodel/nccl_model.h"
 
 namespace sparsefuse::runtime {
 
-using sim::netmodel::Collective;
 
 struct CollectiveProfileOptions {
   int64_t min_bytes = int64_t(1) << 10;

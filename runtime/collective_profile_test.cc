@@ -8,7 +8,7 @@
 #include <regex>
 
 #include "common/input_error.h"
-#include "sim/netmodel/calibrated.h"
+#include "model/netmodel/calibrated.h"
 
 namespace sparsefuse::runtime {
 namespace {
@@ -16,21 +16,21 @@ namespace {
 using Sizes = std::vector<int64_t>;
 
 TEST(ProfileSizes, DoublesFromMinUpToMax) {
-  EXPECT_EQ(profile_sizes(Collective::kAllReduce, 2, 1024, 65536), (Sizes{1024, 2048, 4096, 8192, 16384, 32768, 65536}));
+  EXPECT_EQ(profile_sizes(Collective::kAllreduce, 2, 1024, 65536), (Sizes{1024, 2048, 4096, 8192, 16384, 32768, 65536}));
   // MAX off the doubling grid is not measured itself.
-  EXPECT_EQ(profile_sizes(Collective::kAllReduce, 2, 1024, 5000), (Sizes{1024, 2048, 4096}));
+  EXPECT_EQ(profile_sizes(Collective::kAllreduce, 2, 1024, 5000), (Sizes{1024, 2048, 4096}));
   EXPECT_EQ(profile_sizes(Collective::kReduceScatter, 2, 1000, 4000), (Sizes{1000, 2000, 4000}));
 }
 
 TEST(ProfileSizes, RoundsDownToWholeElementsOfTheCollective) {
   // Allgather on 3 ranks: a multiple of 8 * 3 bytes (one pair from each rank).
-  EXPECT_EQ(profile_sizes(Collective::kAllGather, 3, 1024, 4096), (Sizes{1008, 2040, 4080}));
+  EXPECT_EQ(profile_sizes(Collective::kAllgather, 3, 1024, 4096), (Sizes{1008, 2040, 4080}));
   // Reduce-scatter on 3 ranks: a multiple of 4 * 3 bytes.
   EXPECT_EQ(profile_sizes(Collective::kReduceScatter, 3, 1024, 2048), (Sizes{1020, 2040}));
   // Below one element per rank: one element, and a size that repeats is kept once
   // (the calibrated table refuses duplicate measurements).
-  EXPECT_EQ(profile_sizes(Collective::kAllGather, 256, 1024, 4096), (Sizes{2048, 4096}));
-  EXPECT_EQ(profile_sizes(Collective::kAllReduce, 2, 1, 8), (Sizes{4, 8}));
+  EXPECT_EQ(profile_sizes(Collective::kAllgather, 256, 1024, 4096), (Sizes{2048, 4096}));
+  EXPECT_EQ(profile_sizes(Collective::kAllreduce, 2, 1, 8), (Sizes{4, 8}));
 }
 
 std::string validation_error(const CollectiveProfileOptions& o) {
@@ -91,7 +91,7 @@ TEST(TimeCollective, MedianOverRepetitionsOfTheSlowestRank) {
   // The peer is far slower than this rank's no-op collectives in every timed
   // repetition, so the result is the median of the peer's times.
   comm.peer_times_us = {5e6, 1e6, 3e6, 2e6};
-  EXPECT_EQ(time_collective(comm, Collective::kAllReduce, 1024, 2, 4), 2.5e6);
+  EXPECT_EQ(time_collective(comm, Collective::kAllreduce, 1024, 2, 4), 2.5e6);
   // Warm-up and timed repetitions alike: a barrier, then the collective over 1024 / 4 floats.
   std::vector<std::pair<std::string, int64_t>> expected;
   for (int r = 0; r < 6; ++r) {
@@ -104,7 +104,7 @@ TEST(TimeCollective, MedianOverRepetitionsOfTheSlowestRank) {
 TEST(TimeCollective, ElementsPerRankFollowTheTablesBytes) {
   SlowPeer comm;
   comm.peer_times_us = {1.0};
-  time_collective(comm, Collective::kAllGather, 1024, 0, 1);  // 1024 B gathered from 2 ranks: 64 pairs each
+  time_collective(comm, Collective::kAllgather, 1024, 0, 1);  // 1024 B gathered from 2 ranks: 64 pairs each
   time_collective(comm, Collective::kReduceScatter, 1024, 0, 1);  // 1024 B in per rank: 128 floats back
   EXPECT_EQ(comm.calls, (std::vector<std::pair<std::string, int64_t>>{
                             {"barrier", 0}, {"allgather", 64}, {"barrier", 0}, {"reduce_scatter", 128}}));
@@ -114,8 +114,8 @@ CollectiveProfile two_rank_profile() {
   CollectiveProfile p;
   p.ranks = 2;
   p.library = "Open MPI v4.1.4, package: Debian";
-  p.timings = {{Collective::kAllReduce, 1024, 10.5},    {Collective::kAllReduce, 4096, 20.25},
-               {Collective::kAllGather, 1024, 12.0},    {Collective::kAllGather, 4096, 30.0},
+  p.timings = {{Collective::kAllreduce, 1024, 10.5},    {Collective::kAllreduce, 4096, 20.25},
+               {Collective::kAllgather, 1024, 12.0},    {Collective::kAllgather, 4096, 30.0},
                {Collective::kReduceScatter, 1024, 9.0}, {Collective::kReduceScatter, 4096, 18.0}};
   return p;
 }
@@ -142,21 +142,21 @@ TEST(CollectiveProfile, WrittenFileLoadsAsACalibratedTable) {
   const std::string path = std::string(std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp") +
                            "/collective_profile_test.json";
   std::ofstream(path) << two_rank_profile().to_json().dump(2);
-  const auto table = sim::netmodel::CalibratedTable::load(path);
+  const auto table = netmodel::CalibratedTable::load(path);
   for (const CollectiveTiming& t : two_rank_profile().timings) {
     EXPECT_EQ(table.rank_counts(t.collective), std::vector<int>{2});
-    EXPECT_DOUBLE_EQ(table.time_us(t.collective, 2, double(t.bytes)), t.time_us) << sim::netmodel::name(t.collective);
+    EXPECT_DOUBLE_EQ(table.time_us(t.collective, 2, double(t.bytes)), t.time_us) << collective_name(t.collective);
   }
   // Between the measured sizes: the table's log-log interpolation of our points.
-  EXPECT_DOUBLE_EQ(table.time_us(Collective::kAllReduce, 2, 2048), std::sqrt(10.5 * 20.25));
+  EXPECT_DOUBLE_EQ(table.time_us(Collective::kAllreduce, 2, 2048), std::sqrt(10.5 * 20.25));
 }
 
 TEST(CollectiveProfile, TableRowHasNcclTestsBandwidths) {
   // 1024 B in 1 us: 1.024 GB/s; allreduce's bus factor 2 (P - 1) / P is 1 at P = 2.
-  EXPECT_EQ(table_row({Collective::kAllReduce, 1024, 1.0}, 2),
+  EXPECT_EQ(table_row({Collective::kAllreduce, 1024, 1.0}, 2),
             "        1024          256  float       allreduce         1.00        1.024        1.024\n");
   // Allgather counts pairs; bus factor (P - 1) / P = 3/4 at P = 4.
-  EXPECT_EQ(table_row({Collective::kAllGather, 4096, 2.0}, 4),
+  EXPECT_EQ(table_row({Collective::kAllgather, 4096, 2.0}, 4),
             "        4096          512   pair       allgather         2.00        2.048        1.536\n");
 }
 

@@ -7,7 +7,7 @@
 #include "runtime/engine.h"
 #include "runtime/reference.h"
 #include "runtime/support.h"
-#include "sim/plan.h"
+#include "model/plan.h"
 
 namespace sparsefuse::runtime {
 
@@ -38,20 +38,20 @@ int agree_after_iteration(CommThread& comm, const RunOptions& options, int itera
 
 }  // namespace
 
-std::unique_ptr<sim::PlannedScheme> plan_for_runtime(const sim::Scenario& scenario, int ranks) {
+std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks) {
   if (scenario.workers != ranks) {
     throw InputError(scenario.file, "/workers",
                      fmt::format("expected {} (the number of ranks this run was started with), got {}; run with "
                                  "mpirun -np {} or pass --set workers={}",
                                  ranks, scenario.workers, scenario.workers, ranks));
   }
-  auto planned = std::make_unique<sim::PlannedScheme>(scenario);
-  std::string reason = unsupported_reason(scenario.scheme.preset, *planned->scheme);
+  auto planned = std::make_unique<model::ScenarioPlan>(scenario);
+  std::string reason = unsupported_reason(scenario.scheme.preset, planned->scheme());
   if (!reason.empty()) throw InputError(scenario.file, "/scheme", reason);
   return planned;
 }
 
-RunOutcome run_scenario(const sim::Scenario& s, const sim::PlannedScheme& planned, CommThread& comm,
+RunOutcome run_scenario(const model::Scenario& s, const model::ScenarioPlan& planned, CommThread& comm,
                         const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   const policy::GradientModel& model = planned.model;
@@ -63,7 +63,7 @@ RunOutcome run_scenario(const sim::Scenario& s, const sim::PlannedScheme& planne
   config.forward_ns = planned.forward_ns;
   config.optimizer_ns = planned.optimizer_ns;
   config.timeout = options.timeout;
-  RankEngine engine(model, layout, *planned.scheme, comm, config);
+  RankEngine engine(model, layout, planned.scheme(), comm, config);
   std::unique_ptr<ReferenceAggregate> reference;
   if (options.check) reference = std::make_unique<ReferenceAggregate>(model, layout, s.seed, P);
 
@@ -110,9 +110,9 @@ RunOutcome run_scenario(const sim::Scenario& s, const sim::PlannedScheme& planne
       "the final statistics");
   comm.drain(options.timeout);
 
-  sim::SimResult& r = outcome.result;
+  model::RunResult& r = outcome.result;
   r.scenario = s.resolved();
-  r.plan = planned.scheme->describe();
+  r.plan = planned.scheme().describe();
   r.network = {{"model", "measured"}, {"transport", options.transport}, {"ranks", P}};
   r.provenance = s.trace.provenance_kind();
   r.compression_costs = "measured: CPU kernels (kernels/), inline on each rank's thread";
@@ -124,7 +124,7 @@ RunOutcome run_scenario(const sim::Scenario& s, const sim::PlannedScheme& planne
   r.lost_contributions = sums[6] / s.iterations;  // every rank loses the same (same gathered stream)
   for (size_t k = 0; k < last.size(); ++k) {
     const double* b = summed.data() + 7 + 4 * k;
-    sim::BucketRecord record;
+    model::BucketRecord record;
     record.bucket = last[k]->bucket;
     record.sent_elements = b[0] / P;
     record.compression_s = b[1] / P * 1e-9;

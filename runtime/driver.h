@@ -1,5 +1,5 @@
 // Runs a scenario on this rank. The scheme is planned exactly as the
-// simulator plans it (sim::PlannedScheme: same presets, same cost estimates
+// simulator plans it (model::ScenarioPlan: same presets, same cost estimates
 // from the scenario's network and compression models, so the buckets are the
 // simulated ones); RankEngine drives it for warm-up + measured iterations,
 // every iteration's aggregate is optionally checked against
@@ -14,9 +14,9 @@
 
 #include "common/json_reader.h"
 #include "runtime/comm_thread.h"
-#include "sim/plan.h"
-#include "sim/scenario.h"
-#include "sim/simulator.h"
+#include "model/plan.h"
+#include "model/scenario.h"
+#include "model/result.h"
 
 namespace sparsefuse::runtime {
 
@@ -27,21 +27,21 @@ struct RunOptions {
   std::string transport = "mpi";  // for result.json: "mpi" or "loopback"
 };
 
-// The scenario's scheme planned for this run (sim::PlannedScheme, as the
+// The scenario's scheme planned for this run (model::ScenarioPlan, as the
 // simulator plans it). Bad input for the runtime (InputError, exit 2): a
 // worker count other than RANKS, or a scheme the runtime cannot execute
 // (runtime/support.h).
-std::unique_ptr<sim::PlannedScheme> plan_for_runtime(const sim::Scenario& scenario, int ranks);
+std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks);
 
 struct RunOutcome {
-  sim::SimResult result;  // the same on every rank after the final reduction
+  model::RunResult result;  // the same on every rank after the final reduction
   Json executor;
   std::string check_failure;  // "" when --check passed or was off
   Json to_json() const;       // result.json
 };
 
 // PLANNED: plan_for_runtime's for SCENARIO.
-RunOutcome run_scenario(const sim::Scenario& scenario, const sim::PlannedScheme& planned, CommThread& comm,
+RunOutcome run_scenario(const model::Scenario& scenario, const model::ScenarioPlan& planned, CommThread& comm,
                         const RunOptions& options);
 
 }  // namespace sparsefuse::runtime

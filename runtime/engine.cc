@@ -78,7 +78,7 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
         raw->finished = elapsed();
       },
       fmt::format("flush #{} of iteration {} ({} of tensors [{}, {}))", x->index, iteration_,
-                  policy::collective_name(bucket.collective), bucket.first_tensor, bucket.end_tensor));
+                  collective_name(bucket.collective), bucket.first_tensor, bucket.end_tensor));
   exchanges_.push_back(std::move(x));
 }
 

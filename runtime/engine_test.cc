@@ -8,7 +8,7 @@
 #include "runtime/driver.h"
 #include "runtime/engine.h"
 #include "runtime/reference.h"
-#include "sim/plan.h"
+#include "model/plan.h"
 
 namespace sparsefuse::runtime {
 namespace {
@@ -17,14 +17,14 @@ std::unique_ptr<CommThread> loopback() {
   return std::make_unique<CommThread>([] { return std::make_unique<LoopbackCommunicator>(); });
 }
 
-sim::Scenario tiny(Json scheme, int workers = 1, int iterations = 3) {
+model::Scenario tiny(Json scheme, int workers = 1, int iterations = 3) {
   Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
               {"workers", workers},
               {"warmup_iterations", 1},
               {"iterations", iterations},
               {"scheme", scheme},
               {"compression", {{"density", 0.1}}}};
-  return sim::parse_scenario(doc, "tiny.json");
+  return model::parse_scenario(doc, "tiny.json");
 }
 
 TEST(CommThread, RunsJobsInOrderAndRethrowsTheirErrors) {
@@ -79,7 +79,7 @@ TEST(RankEngine, MatchesTheReferenceForEverySupportedPreset) {
   for (const char* preset : {"wfbp", "ddp", "syncea", "mgwfbp", "topk-layerwise", "omgs", "fgbuff", "saf",
                              "safusion-inter", "ssfusion", "ssfusion-i", "adtopk", "adtopk-i", "adtopk-h", "cupcake"}) {
     SCOPED_TRACE(preset);
-    sim::Scenario s = tiny(preset);
+    model::Scenario s = tiny(preset);
     auto comm = loopback();
     RunOptions options;
     options.check = true;
@@ -94,24 +94,24 @@ TEST(RankEngine, MatchesTheReferenceForEverySupportedPreset) {
 TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
   auto comm = loopback();
   {
-    const sim::Scenario s = tiny("wfbp");
-    const sim::PlannedScheme dense(s);
+    const model::Scenario s = tiny("wfbp");
+    const model::ScenarioPlan dense(s);
     const ModelLayout layout = ModelLayout::from(s.trace, dense.model);
-    RankEngine engine(dense.model, layout, *dense.scheme, *comm, {});
+    RankEngine engine(dense.model, layout, dense.scheme(), *comm, {});
     engine.run_iteration(0);
     std::vector<float> gradient(size_t(layout.total()));
     synthetic_gradient(1, 0, 0, dense.model, layout, gradient.data());
     EXPECT_EQ(engine.aggregate(), gradient);
     EXPECT_EQ(engine.exchanges().size(), 3u);
   }
-  const sim::Scenario sparse = tiny("topk-layerwise");
-  const sim::PlannedScheme planned(sparse);
+  const model::Scenario sparse = tiny("topk-layerwise");
+  const model::ScenarioPlan planned(sparse);
   const ModelLayout layout = ModelLayout::from(sparse.trace, planned.model);
-  RankEngine engine(planned.model, layout, *planned.scheme, *comm, {});
+  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
   engine.run_iteration(0);
   ASSERT_EQ(engine.exchanges().size(), 3u);
   for (const auto& x : engine.exchanges()) {
-    EXPECT_EQ(x->bucket.collective, policy::Collective::kAllgather);
+    EXPECT_EQ(x->bucket.collective, Collective::kAllgather);
     EXPECT_EQ(x->sent_count, 25);  // 10% of 250
     EXPECT_LE(x->posted, x->started);
     EXPECT_LE(x->started, x->finished);
@@ -123,12 +123,12 @@ TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
 
 // The reference notices a wrong aggregate.
 TEST(ReferenceAggregate, ReportsTheFirstMismatch) {
-  const sim::Scenario s = tiny("topk-layerwise");
-  const sim::PlannedScheme planned(s);
+  const model::Scenario s = tiny("topk-layerwise");
+  const model::ScenarioPlan planned(s);
   const policy::GradientModel& model = planned.model;
   const ModelLayout layout = ModelLayout::from(s.trace, model);
   auto comm = loopback();
-  RankEngine engine(model, layout, *planned.scheme, *comm, {});
+  RankEngine engine(model, layout, planned.scheme(), *comm, {});
   engine.run_iteration(0);
   std::vector<float> wrong = engine.aggregate();
   size_t first_sent = 0;
@@ -144,7 +144,7 @@ TEST(Driver, ResultFollowsTheSimulatorSchemaWithAnExecutor) {
   RunOptions options;
   options.transport = "loopback";
   options.time_scale = 2.0;
-  const sim::Scenario s = tiny("ddp", 1, 2);
+  const model::Scenario s = tiny("ddp", 1, 2);
   Json out = run_scenario(s, *plan_for_runtime(s, 1), *comm, options).to_json();
   EXPECT_EQ(out["format"], "sparsefuse-result/1");
   EXPECT_EQ(out["executor"]["name"], "runtime-mpi");

@@ -12,12 +12,11 @@
 namespace sparsefuse::runtime {
 
 using policy::Alignment;
-using policy::Collective;
 
 namespace {
 
 std::string describe(const policy::Bucket& b) {
-  return fmt::format("{} of tensors [{}, {})", policy::collective_name(b.collective), b.first_tensor, b.end_tensor);
+  return fmt::format("{} of tensors [{}, {})", collective_name(b.collective), b.first_tensor, b.end_tensor);
 }
 
 }  // namespace

@@ -9,7 +9,6 @@ namespace {
 
 using policy::Alignment;
 using policy::Bucket;
-using policy::Collective;
 
 // Two tensors of 4 and 6 elements.
 ModelLayout two_tensors() {

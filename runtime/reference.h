@@ -37,6 +37,17 @@ class ReferenceAggregate {
                     const std::vector<std::unique_ptr<BucketExchange>>& exchanges, const std::vector<float>& aggregate);
 
  private:
+  struct Contributions {
+    std::vector<std::vector<float>> sent;  // per rank, dense
+    std::vector<std::vector<RangeSelection>> selections;
+  };
+  Contributions contributions(int iteration, const std::vector<policy::CompressionRequest>& requests);
+  // The averaged values exchange X must produce into EXPECTED; "" or the mismatch of its lost count.
+  std::string expect_exchange(int iteration, const BucketExchange& x, const Contributions& c,
+                              std::vector<float>& expected) const;
+  std::string compare_exchange(int iteration, const BucketExchange& x, const Contributions& c,
+                               const std::vector<float>& expected, const std::vector<float>& aggregate) const;
+
   const policy::GradientModel& model_;
   const ModelLayout& layout_;
   uint64_t seed_;

@@ -36,10 +36,10 @@ std::string unsupported_reason(const std::string& preset, const policy::Scheme& 
     }
   }
   if (const auto* sparse = dynamic_cast<const policy::SparseScheme*>(&scheme)) {
-    if (sparse->options().compress_on != "gpu-inline") {
+    if (sparse->options().compress_on != policy::Placement::kGpuInline) {
       return head + fmt::format("compress_on=\"{}\" needs a side stream or CPU offload threads; the runtime "
                                 "compresses inline on each rank's thread only (use compress_on=\"gpu-inline\")",
-                                sparse->options().compress_on);
+                                policy::placement_name(sparse->options().compress_on));
     }
   }
   return "";

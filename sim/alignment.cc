@@ -6,7 +6,6 @@
 namespace sparsefuse::sim {
 
 using policy::Alignment;
-using policy::Collective;
 
 void Contributions::add(int64_t bytes) {
   sum += bytes;
@@ -14,11 +13,11 @@ void Contributions::add(int64_t bytes) {
   max = std::max(max, bytes);
 }
 
-static CollectiveCost plus(CollectiveCost a, CollectiveCost b) {
+static model::CollectiveCost plus(model::CollectiveCost a, model::CollectiveCost b) {
   return {a.latency_ns + b.latency_ns, a.transfer_ns + b.transfer_ns};
 }
 
-CollectiveCost operation_cost(const NetworkModel& network, const policy::Bucket& b, const Contributions& c) {
+model::CollectiveCost operation_cost(const model::NetworkModel& network, const policy::Bucket& b, const Contributions& c) {
   if (b.collective != Collective::kAllgather) return network.collective_cost(b.collective, c.max);
   switch (b.alignment) {
     case Alignment::kFixed:

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "policy/bucket.h"
-#include "sim/network.h"
+#include "model/network.h"
 
 namespace sparsefuse::sim {
 
@@ -21,7 +21,7 @@ struct Contributions {
 // counts, then a variable-size gather; pad-to-max: an allreduce (max) of one
 // count, then an allgather of the largest contribution; equal-slices: the
 // variable-size gather alone (Horovod's negotiation carries the sizes).
-CollectiveCost operation_cost(const NetworkModel& network, const policy::Bucket& bucket, const Contributions& c);
+model::CollectiveCost operation_cost(const model::NetworkModel& network, const policy::Bucket& bucket, const Contributions& c);
 
 // Bytes a worker puts on the wire: its own contribution, or the maximum when
 // padding.

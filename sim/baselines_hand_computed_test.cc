@@ -13,14 +13,14 @@
 
 #include "common/rng.h"
 #include "sim/forward_pass.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 #include "sim/worker.h"
 
 namespace sparsefuse::sim {
 namespace {
 
-SimResult run(const std::string& trace, Json scheme, int warmup, int iterations, int workers = 2,
+model::RunResult run(const std::string& trace, Json scheme, int warmup, int iterations, int workers = 2,
               Timeline* timeline = nullptr) {
   Json doc = {{"model", {{"trace", "tests/data/" + trace}}},
               {"workers", workers},
@@ -29,7 +29,7 @@ SimResult run(const std::string& trace, Json scheme, int warmup, int iterations,
               {"scheme", scheme},
               {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
               {"compression", {{"profile", "tests/data/profile-unit-all.json"}, {"gpu_memory_gbytes_per_s", 1.0}}}};
-  return simulate(parse_scenario(doc, ""), timeline);
+  return simulate(model::parse_scenario(doc, ""), timeline);
 }
 
 // Worker 0's spans called NAME on TRACK, as [begin, end) in ns.
@@ -71,12 +71,12 @@ using Spans = std::vector<std::pair<TimeNs, TimeNs>>;
 TEST(BaselinesHandComputed, DearAllGathersOverlapTheNextForward) {
   Json scheme = {{"preset", "dear"}, {"fusion_threshold_bytes", 2500}};
   Timeline timeline({0}, {1});
-  SimResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
+  model::RunResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
   ASSERT_EQ(r.iteration_ns.size(), 2u);
   EXPECT_EQ(r.iteration_ns[0], 6000);
   EXPECT_EQ(r.iteration_ns[1], 9000);
   ASSERT_EQ(r.buckets.size(), 2u);  // the reduce-scatters, in flush order
-  EXPECT_EQ(r.buckets[0].bucket.collective, policy::Collective::kReduceScatter);
+  EXPECT_EQ(r.buckets[0].bucket.collective, Collective::kReduceScatter);
   EXPECT_EQ(r.buckets[0].bucket.tensors(), 1);
   EXPECT_EQ(r.buckets[1].bucket.tensors(), 2);
   EXPECT_DOUBLE_EQ(r.buckets[0].duration_s, 1500e-9);
@@ -94,7 +94,7 @@ TEST(BaselinesHandComputed, DearAllGathersOverlapTheNextForward) {
   EXPECT_EQ(spans(timeline, "forward", Timeline::kCompute), (Spans{{8400, 9100}, {9700, 10000}}));
   EXPECT_EQ(spans(timeline, "reduce_scatter", Timeline::kCommunication), (Spans{{11000, 12500}, {13000, 15000}}));
   // Steady state from the third iteration on.
-  SimResult steady = run("fwd3.json", scheme, 1, 3);
+  model::RunResult steady = run("fwd3.json", scheme, 1, 3);
   for (TimeNs t : steady.iteration_ns) EXPECT_EQ(t, 9000);
 }
 
@@ -119,7 +119,7 @@ TEST(BaselinesHandComputed, DearStraggler) {
               {"scheme", {{"preset", "dear"}, {"fusion_threshold_bytes", 2500}}},
               {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
               {"variability", {{"stragglers", {{"ranks", {1}}, {"slowdown", 1.5}}}}}};
-  SimResult r = simulate(parse_scenario(doc, ""));
+  model::RunResult r = simulate(model::parse_scenario(doc, ""));
   ASSERT_EQ(r.iteration_ns.size(), 1u);
   EXPECT_EQ(r.iteration_ns[0], 10900);
   // Means over the two workers: forward (1000 + 1500) / 2, optimizer
@@ -151,9 +151,9 @@ TEST(BaselinesHandComputed, DearStraggler) {
 // P1b [28500, 31000], P0b [31000, 33500]; sync wait = start - own post: 0,
 // 500, 3000, 6500, 9000, 12500.
 TEST(BaselinesHandComputed, ByteSchedulerPriorityAndCredit) {
-  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 125}};
+  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 125}, {"cycle_time_us", 0.0}};
   Timeline timeline({0}, {0, 1});
-  SimResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
+  model::RunResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
   ASSERT_EQ(r.iteration_ns.size(), 2u);
   EXPECT_EQ(r.iteration_ns[0], 4000);
   EXPECT_EQ(r.iteration_ns[1], 16500);
@@ -185,7 +185,7 @@ TEST(BaselinesHandComputed, ByteSchedulerPriorityAndCredit) {
   // Steady state: iteration 2 starts at 20500, l1 waits for P2b (26000),
   // [26000, 26600]; l2 for P1b (31000) -> 31500; l3 for P0b (33500) ->
   // 34000; backward ends 37000: 16500 again.
-  SimResult steady = run("fwd3.json", scheme, 1, 2);
+  model::RunResult steady = run("fwd3.json", scheme, 1, 2);
   for (TimeNs t : steady.iteration_ns) EXPECT_EQ(t, 16500);
 }
 
@@ -197,10 +197,30 @@ TEST(BaselinesHandComputed, ByteSchedulerPriorityAndCredit) {
 // not wait: [17600, 18100], [18100, 18600]; backward ends 21600: 17600 ns,
 // 1100 more than with priorities.
 TEST(BaselinesHandComputed, ByteSchedulerWithoutCreditLimitIsFifo) {
-  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 1000000}};
-  SimResult r = run("fwd3.json", scheme, 0, 2);
+  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 1000000}, {"cycle_time_us", 0.0}};
+  model::RunResult r = run("fwd3.json", scheme, 0, 2);
   EXPECT_EQ(r.iteration_ns[1], 17600);
   const int tensor[] = {0, 0, 1, 1, 2, 2};
+  for (int k = 0; k < 6; ++k) EXPECT_EQ(r.buckets[k].bucket.first_tensor, tensor[k]) << k;
+}
+
+// The same set-up through Horovod with a 3 us cycle: negotiation with two
+// workers is ceil(log2 2) alpha = 1000 ns, so a partition launched at t
+// starts at the first multiple of 3000 at or after t, plus 1000. P0a
+// launched at 2000 -> [4000, 6500]; P2a launched at 6500 -> [10000, 12500];
+// P2b at 12500 -> [16000, 18500]; P1a at 18500 -> [22000, 24500]; P1b at
+// 24500 -> [28000, 30500]; P0b at 30500 -> [34000, 36500]. The start-up
+// more than doubles iteration 0's communication (14500 -> 34500 ns after
+// the first post).
+TEST(BaselinesHandComputed, ByteSchedulerPartitionsWaitForHorovodsCycle) {
+  Json scheme = {{"preset", "bytescheduler"}, {"partition_elements", 125}, {"credit_elements", 125}, {"cycle_time_us", 3.0}};
+  Timeline timeline({0}, {0, 1});
+  model::RunResult r = run("fwd3.json", scheme, 0, 2, 2, &timeline);
+  Spans allreduces = spans(timeline, "allreduce", Timeline::kCommunication);
+  ASSERT_EQ(allreduces.size(), 12u);
+  EXPECT_EQ(Spans(allreduces.begin(), allreduces.begin() + 6),
+            (Spans{{4000, 6500}, {10000, 12500}, {16000, 18500}, {22000, 24500}, {28000, 30500}, {34000, 36500}}));
+  const int tensor[] = {0, 2, 2, 1, 1, 0};
   for (int k = 0; k < 6; ++k) EXPECT_EQ(r.buckets[k].bucket.first_tensor, tensor[k]) << k;
 }
 
@@ -211,7 +231,7 @@ TEST(BaselinesHandComputed, ByteSchedulerWithoutCreditLimitIsFifo) {
 // [5000, 8480]; scatter of k = 30 pairs into 750 elements: 3000 + 240 ->
 // [8480, 11720]; optimizer [11720, 12220].
 TEST(BaselinesHandComputed, GTopkPresetEndToEnd) {
-  SimResult r = run("tiny3.json", {{"preset", "gtopk"}, {"density", 0.04}, {"error_feedback", "none"}}, 0, 1);
+  model::RunResult r = run("tiny3.json", {{"preset", "gtopk"}, {"density", 0.04}, {"error_feedback", "none"}}, 0, 1);
   EXPECT_EQ(r.iteration_ns[0], 12220);
   ASSERT_EQ(r.buckets.size(), 1u);
   EXPECT_EQ(r.buckets[0].bucket.sparse, policy::SparseAllreduce::kGTopk);
@@ -225,10 +245,23 @@ TEST(BaselinesHandComputed, GTopkPresetEndToEnd) {
 // at 5000, then a ring allreduce of 30 values (120 B): 2000 + 120 ->
 // [5000, 7120]; scatter 3000 + 8 30 -> [7120, 10360]; optimizer to 10860.
 TEST(BaselinesHandComputed, SharedSeedRandomkEndToEnd) {
-  SimResult r = run("tiny3.json", {{"preset", "randomk-shared"}, {"density", 0.04}, {"error_feedback", "none"}}, 0, 1);
+  model::RunResult r = run("tiny3.json", {{"preset", "randomk-shared"}, {"density", 0.04}, {"error_feedback", "none"}}, 0, 1);
   EXPECT_EQ(r.iteration_ns[0], 10860);
   EXPECT_EQ(r.buckets[0].bucket.bytes_per_worker, 120);
   EXPECT_DOUBLE_EQ(r.buckets[0].sent_elements, 30);
+}
+
+// TopkDSA, same set-up: the local top-k ends at 5000; over 2 workers one
+// recursive-doubling round sends min(2^0 k, n) = 30 pairs: 1000 + 240 ->
+// [5000, 6240]; the union holds 2 k = 60 pairs: scatter 3000 + 8 60 ->
+// [6240, 9720]; optimizer to 10220.
+TEST(BaselinesHandComputed, TopkDsaPresetEndToEnd) {
+  model::RunResult r = run("tiny3.json", {{"preset", "topk-dsa"}, {"density", 0.04}, {"error_feedback", "none"}}, 0, 1);
+  EXPECT_EQ(r.iteration_ns[0], 10220);
+  ASSERT_EQ(r.buckets.size(), 1u);
+  EXPECT_EQ(r.buckets[0].bucket.sparse, policy::SparseAllreduce::kTopkDsa);
+  EXPECT_DOUBLE_EQ(r.buckets[0].duration_s, 1240e-9);
+  EXPECT_DOUBLE_EQ(r.buckets[0].decompression_s, 3480e-9);
 }
 
 // The executor's shortcut for a threshold sparsifier's count draw is the

@@ -16,7 +16,7 @@
 #include "policy/bucket.h"
 #include "sim/contention.h"
 #include "sim/event_queue.h"
-#include "sim/network.h"
+#include "model/network.h"
 
 namespace sparsefuse::sim {
 
@@ -24,7 +24,7 @@ struct Operation {
   policy::Bucket bucket;
   int communicator = 0;
   TimeNs all_posted = 0;  // latest post among members (and any not-before time)
-  CollectiveCost cost;    // alone on the network
+  model::CollectiveCost cost;    // alone on the network
   TimeNs start = 0;       // filled by run()
   TimeNs end = 0;
 };

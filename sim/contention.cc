@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "sim/netmodel/maxmin.h"
+#include "model/netmodel/maxmin.h"
 
 namespace sparsefuse::sim {
 

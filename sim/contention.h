@@ -1,7 +1,7 @@
 // How collectives moving bytes at the same time share bandwidth. A
 // collective's traffic is one flow over every link its transfers cross (a
 // ring crosses each hop's links); concurrent flows get max-min fair rates
-// (sim/netmodel/maxmin.h), recomputed whenever one starts or ends, and a
+// (model/netmodel/maxmin.h), recomputed whenever one starts or ends, and a
 // collective progresses at its rate over the rate it would have alone.
 // Without a topology, all collectives cross one shared network: equal shares.
 #pragma once
@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "sim/netmodel/topology.h"
+#include "model/netmodel/topology.h"
 
 namespace sparsefuse::sim {
 

@@ -5,7 +5,6 @@
 
 namespace sparsefuse::sim {
 
-static TimeNs scaled(TimeNs nominal, double scale) { return TimeNs(std::llround(double(nominal) * scale)); }
 
 ForwardTimes forward_times(const Trace& trace, const policy::GradientModel& model, double compute_scale) {
   const int L = model.size();
@@ -40,9 +39,9 @@ ForwardTimes forward_times(const Trace& trace, const policy::GradientModel& mode
       assigned = upto;
     }
   }
-  out.lead_ns = scaled(lead, compute_scale);
-  for (int g = 0; g < L; ++g) out.tensor_ns[g] = scaled(nominal[g], compute_scale);
-  const TimeNs optimizer = scaled(trace.optimizer_ns, compute_scale);
+  out.lead_ns = scaled_ns(lead, compute_scale);
+  for (int g = 0; g < L; ++g) out.tensor_ns[g] = scaled_ns(nominal[g], compute_scale);
+  const TimeNs optimizer = scaled_ns(trace.optimizer_ns, compute_scale);
   __int128 cumulative = 0;
   TimeNs assigned = 0;
   for (int g = 0; g < L; ++g) {
@@ -68,7 +67,7 @@ GatedForward::GatedForward(const policy::ForwardPlan& plan, const ForwardTimes& 
 }
 
 void GatedForward::run(int iteration, bool first, const Previous& previous, std::vector<WorkerStreams>& streams,
-                       const std::function<CollectiveCost(const policy::Bucket&)>& deferred_cost,
+                       const std::function<model::CollectiveCost(const policy::Bucket&)>& deferred_cost,
                        std::vector<ForwardStats>& stats, Timeline* timeline) {
   const int W = int(streams.size());
   // Per-worker state in flat arrays: the stage loop touches each once per stage.
@@ -85,7 +84,7 @@ void GatedForward::run(int iteration, bool first, const Previous& previous, std:
   for (int w = 0; w < W; ++w) {
     const WorkerStreams& s = streams[w];
     scale_[w] = s.scale;
-    TimeNs lead = scaled(lead_ns_, s.scale);
+    TimeNs lead = scaled_ns(lead_ns_, s.scale);
     clock_[w] = s.start + lead;
     stage_start_[w] = s.start;  // DeAR launches the first all-gather when the iteration starts
     compute_[w] = lead;
@@ -125,7 +124,7 @@ void GatedForward::run(int iteration, bool first, const Previous& previous, std:
       const TimeNs forward = TimeNs(stage_forward * scale_[w] + 0.5);
       if (any_traced && traced[w]) {
         if (deferred) {
-          const std::string name(policy::collective_name(stage.deferred.collective));
+          const std::string name(collective_name(stage.deferred.collective));
           Json args = {{"stage", g}, {"tensors", stage.deferred.tensors()}, {"bytes", stage.deferred.bytes_per_worker}};
           timeline->span(w, Timeline::kCommunication, "wait", stage_start_[w], op_start, args);
           timeline->span(w, Timeline::kCommunication, name, op_start, op_end, args);

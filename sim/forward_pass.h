@@ -20,7 +20,7 @@
 #include "policy/gradient_model.h"
 #include "policy/scheme.h"
 #include "sim/intervals.h"
-#include "sim/network.h"
+#include "model/network.h"
 #include "sim/timeline.h"
 #include "sim/worker.h"
 
@@ -58,7 +58,7 @@ class GatedForward {
   // update). DEFERRED_COST prices a stage's deferred collective alone on the
   // network. Timeline spans go to TIMELINE for the workers it wants.
   void run(int iteration, bool first, const Previous& previous, std::vector<WorkerStreams>& streams,
-           const std::function<CollectiveCost(const policy::Bucket&)>& deferred_cost, std::vector<ForwardStats>& stats,
+           const std::function<model::CollectiveCost(const policy::Bucket&)>& deferred_cost, std::vector<ForwardStats>& stats,
            Timeline* timeline);
 
   // The deferred collectives of the last run (stage order): start and end.

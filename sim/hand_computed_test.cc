@@ -7,13 +7,13 @@
 // allreduce of M bytes over p workers takes 2(p-1)*1000 + 2(p-1)/p*M ns.
 #include <gtest/gtest.h>
 
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
 namespace {
 
-Scenario tiny(const std::string& trace, int workers, Json scheme, Json variability = Json::object(),
+model::Scenario tiny(const std::string& trace, int workers, Json scheme, Json variability = Json::object(),
               int warmup = 0, int iterations = 1) {
   Json doc = {{"model", {{"trace", "tests/data/" + trace}}},
               {"workers", workers},
@@ -22,10 +22,10 @@ Scenario tiny(const std::string& trace, int workers, Json scheme, Json variabili
               {"scheme", scheme},
               {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
               {"variability", variability}};
-  return parse_scenario(doc, "");
+  return model::parse_scenario(doc, "");
 }
 
-std::vector<int> tensors_per_bucket(const SimResult& r) {
+std::vector<int> tensors_per_bucket(const model::RunResult& r) {
   std::vector<int> out;
   for (const auto& b : r.buckets) out.push_back(b.bucket.tensors());
   return out;
@@ -38,7 +38,7 @@ std::vector<int> tensors_per_bucket(const SimResult& r) {
 // Tail 4000..11000 = 7000 ns, all of it under a collective: exposed 7000, wait 0.
 // Bucket sync wait = start - own post: a 0, b 5000-3000, c 8000-4000.
 TEST(HandComputed, WfbpTwoWorkers) {
-  SimResult r = simulate(tiny("tiny3.json", 2, "wfbp", Json::object(), 1, 3));
+  model::RunResult r = simulate(tiny("tiny3.json", 2, "wfbp", Json::object(), 1, 3));
   ASSERT_EQ(r.iteration_ns.size(), 3u);
   for (TimeNs t : r.iteration_ns) EXPECT_EQ(t, 11500);
   EXPECT_EQ(tensors_per_bucket(r), (std::vector<int>{1, 1, 1}));
@@ -65,7 +65,7 @@ TEST(HandComputed, WfbpTwoWorkers) {
 // 8000, 3000, 2000/3.
 TEST(HandComputed, SyncEaWithStraggler) {
   Json variability = {{"stragglers", {{"ranks", {2}}, {"slowdown", 2.0}}}};
-  SimResult r = simulate(tiny("tiny3.json", 3, "syncea", variability, 1, 2));
+  model::RunResult r = simulate(tiny("tiny3.json", 3, "syncea", variability, 1, 2));
   ASSERT_EQ(r.iteration_ns.size(), 2u);
   EXPECT_EQ(r.iteration_ns[0], 17000);
   EXPECT_EQ(r.iteration_ns[1], 17000);
@@ -95,7 +95,7 @@ TEST(HandComputed, SyncEaWithStraggler) {
 TEST(HandComputed, HorovodCoordinatorAndCycles) {
   Json scheme = {{"preset", "horovod"}, {"cycle_time_us", 2.5}, {"fusion_threshold_bytes", 2500}};
   Json variability = {{"stragglers", {{"ranks", {1}}, {"slowdown", 1.5}}}};
-  SimResult r = simulate(tiny("tiny4.json", 2, scheme, variability));
+  model::RunResult r = simulate(tiny("tiny4.json", 2, scheme, variability));
   ASSERT_EQ(r.iteration_ns.size(), 1u);
   EXPECT_EQ(r.iteration_ns[0], 17750);
   EXPECT_EQ(tensors_per_bucket(r), (std::vector<int>{2, 1, 1}));
@@ -116,7 +116,7 @@ TEST(HandComputed, HorovodCoordinatorAndCycles) {
 // 22500. Tail 5000..22000 is all exposed communication.
 TEST(HandComputed, DdpBucketsLaunchInOrder) {
   Json scheme = {{"preset", "ddp"}, {"first_bucket_bytes", 1500}, {"bucket_cap_bytes", 2500}};
-  SimResult r = simulate(tiny("tiny4.json", 4, scheme));
+  model::RunResult r = simulate(tiny("tiny4.json", 4, scheme));
   EXPECT_EQ(r.iteration_ns[0], 22500);
   EXPECT_EQ(tensors_per_bucket(r), (std::vector<int>{2, 2}));
   EXPECT_DOUBLE_EQ(r.buckets[0].duration_s, 9000e-9);

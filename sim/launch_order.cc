@@ -32,8 +32,9 @@ std::vector<size_t> schedule_launches(std::vector<Operation>& ops, policy::Launc
     }
     for (int op = scheduler.next(); op >= 0; op = scheduler.next()) {
       Operation& o = ops[size_t(op)];
-      o.all_posted = std::max(o.all_posted, now);
-      comm_free = std::max(comm_free, now) + o.cost.total();
+      const TimeNs start = scheduler.start_ns(now);
+      o.all_posted = std::max(o.all_posted, start);
+      comm_free = std::max(comm_free, start) + o.cost.total();
       finishes.emplace(comm_free, size_t(op));
       order.push_back(size_t(op));
     }

@@ -7,9 +7,9 @@
 
 #include "common/rng.h"
 #include "sim/communication.h"
-#include "sim/nccl_network.h"
-#include "sim/scenario.h"
-#include "sim/seed_network.h"
+#include "model/nccl_network.h"
+#include "model/scenario.h"
+#include "model/seed_network.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -88,19 +88,19 @@ Json topo_scenario(int workers) {
 }
 
 TEST(TopologyScenario, NodesFollowWorkersAndTheModelBecomesNccl) {
-  Scenario s = parse_scenario(topo_scenario(64), "t.json");
+  model::Scenario s = model::parse_scenario(topo_scenario(64), "t.json");
   ASSERT_TRUE(s.topology.has_value());
   EXPECT_EQ(s.topology->nodes, 8);
   EXPECT_EQ(s.network.model, "nccl");
-  EXPECT_EQ(parse_scenario(s.resolved(), "r.json").resolved().dump(), s.resolved().dump());
-  SimResult r = simulate(s);
+  EXPECT_EQ(model::parse_scenario(s.resolved(), "r.json").resolved().dump(), s.resolved().dump());
+  model::RunResult r = simulate(s);
   EXPECT_EQ(r.network["model"], "nccl");
   EXPECT_EQ(r.network["nccl"]["nodes"], 8);
 }
 
 TEST(TopologyScenario, BadShapesNameThePointer) {
   try {
-    parse_scenario(topo_scenario(60), "t.json");
+    model::parse_scenario(topo_scenario(60), "t.json");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "t.json: at /workers: expected a multiple of the topology's 8 GPUs per node, got 60");
@@ -108,7 +108,7 @@ TEST(TopologyScenario, BadShapesNameThePointer) {
   Json doc = topo_scenario(64);
   doc["topology"]["nodes"] = 4;
   try {
-    parse_scenario(doc, "t.json");
+    model::parse_scenario(doc, "t.json");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "t.json: at /topology/nodes: nodes x gpus_per_node = 4 x 8 must equal workers (64)");
@@ -116,7 +116,7 @@ TEST(TopologyScenario, BadShapesNameThePointer) {
   doc = topo_scenario(64);
   doc["network"] = {{"nccl_algo", "ringg"}};
   try {
-    parse_scenario(doc, "t.json");
+    model::parse_scenario(doc, "t.json");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("t.json: at /network/nccl_algo: unknown name \"ringg\""), std::string::npos)
@@ -127,42 +127,42 @@ TEST(TopologyScenario, BadShapesNameThePointer) {
 TEST(NcclNetwork, SmallMessagesUseLowLatencyProtocolsLargeOnesSimple) {
   netmodel::TopologyConfig c = netmodel::topology_preset("dgx-h200-ib400");
   c.nodes = 4;
-  NcclNetwork net(NetworkConfig{}, c);
+  model::NcclNetwork net(model::NetworkConfig{}, c);
   Json d = net.describe();
   EXPECT_EQ(d["allreduce_choices"][0]["protocol"], "LL");
   EXPECT_EQ(d["allreduce_choices"][2]["protocol"], "Simple");
   // Latency dominates small collectives, transfer large ones.
-  CollectiveCost small = net.collective_cost(policy::Collective::kAllreduce, 4096);
-  CollectiveCost large = net.collective_cost(policy::Collective::kAllreduce, 256 << 20);
+  model::CollectiveCost small = net.collective_cost(Collective::kAllreduce, 4096);
+  model::CollectiveCost large = net.collective_cost(Collective::kAllreduce, 256 << 20);
   EXPECT_GT(small.latency_ns, small.transfer_ns);
   EXPECT_GT(large.transfer_ns, 10 * large.latency_ns);
-  EXPECT_EQ(net.collective_cost(policy::Collective::kAllreduce, 0).total(), 0);
+  EXPECT_EQ(net.collective_cost(Collective::kAllreduce, 0).total(), 0);
 }
 
 TEST(NcclNetwork, RestrictionsChangeTheChoice) {
   netmodel::TopologyConfig c = netmodel::topology_preset("dgx-h200-ib400");
   c.nodes = 4;
-  NetworkConfig ring_only;
+  model::NetworkConfig ring_only;
   ring_only.nccl_algo = "ring";
-  NcclNetwork any(NetworkConfig{}, c), ring(ring_only, c);
+  model::NcclNetwork any(model::NetworkConfig{}, c), ring(ring_only, c);
   EXPECT_EQ(ring.describe()["allreduce_choices"][2]["algorithm"], "ring");
   // The unrestricted model picks the fastest candidate, so it is never slower.
   for (int64_t bytes : {int64_t(4096), int64_t(1) << 20, int64_t(256) << 20}) {
-    EXPECT_LE(any.collective_cost(policy::Collective::kAllreduce, bytes).total(),
-              ring.collective_cost(policy::Collective::kAllreduce, bytes).total());
+    EXPECT_LE(any.collective_cost(Collective::kAllreduce, bytes).total(),
+              ring.collective_cost(Collective::kAllreduce, bytes).total());
   }
 }
 
 TEST(CalibratedNetwork, InterpolatesTheMeasuredTable) {
-  NetworkConfig c;
+  model::NetworkConfig c;
   c.model = "calibrated";
   c.profile = "tests/data/collectives-8ranks.json";
-  CalibratedNetwork net(c, "", 8);
+  model::CalibratedNetwork net(c, "", 8);
   // Measured points at 1 KiB (10 us) and 1 MiB (110 us): 1 KiB is the latency floor.
-  CollectiveCost at_1k = net.collective_cost(policy::Collective::kAllreduce, 1024);
+  model::CollectiveCost at_1k = net.collective_cost(Collective::kAllreduce, 1024);
   EXPECT_EQ(at_1k.total(), 10000);
   EXPECT_EQ(at_1k.transfer_ns, 0);
-  CollectiveCost at_1m = net.collective_cost(policy::Collective::kAllreduce, 1 << 20);
+  model::CollectiveCost at_1m = net.collective_cost(Collective::kAllreduce, 1 << 20);
   EXPECT_EQ(at_1m.total(), 110000);
   EXPECT_EQ(at_1m.latency_ns, 10000);
 }
@@ -172,21 +172,21 @@ TEST(CalibratedNetwork, InterpolatesTheMeasuredTable) {
 // 100,000: 1005.7, clamped to 5.115 ms below 0.1 KB and 1516.1 ms above
 // 150,000 KB. The floor (5.115 ms) is the latency term.
 TEST(SeedTableNetwork, LooksUpTheSeedTableByHand) {
-  SeedTableNetwork net(8);
+  model::SeedTableNetwork net(8);
   // 1,024,000 B = 1000 KB, a table point: 19.65 ms.
-  CollectiveCost at_1000kb = net.collective_cost(policy::Collective::kAllreduce, 1024000);
+  model::CollectiveCost at_1000kb = net.collective_cost(Collective::kAllreduce, 1024000);
   EXPECT_EQ(at_1000kb.total(), 19650000);
   EXPECT_EQ(at_1000kb.latency_ns, 5115000);
   EXPECT_EQ(at_1000kb.transfer_ns, 19650000 - 5115000);
   // 10 MiB = 10,240 KB: 112.4 + 240 / 90,000 x (1005.7 - 112.4) = 114.7821333 ms.
-  EXPECT_EQ(net.collective_ns(policy::Collective::kAllreduce, 10 << 20), 114782133);
+  EXPECT_EQ(net.collective_ns(Collective::kAllreduce, 10 << 20), 114782133);
   // The primitive is unspecified: an allgather of the same contribution costs the same.
-  EXPECT_EQ(net.collective_ns(policy::Collective::kAllgather, 10 << 20), 114782133);
+  EXPECT_EQ(net.collective_ns(Collective::kAllgather, 10 << 20), 114782133);
   // 1023 B truncates to 0 KB: the floor, no transfer. 200 MB: clamped to 1.5161 s.
-  EXPECT_EQ(net.collective_cost(policy::Collective::kAllgather, 1023).transfer_ns, 0);
-  EXPECT_EQ(net.collective_ns(policy::Collective::kAllgather, 1023), 5115000);
-  EXPECT_EQ(net.collective_ns(policy::Collective::kAllreduce, 200000000), 1516100000);
-  EXPECT_EQ(net.collective_ns(policy::Collective::kAllreduce, 0), 0);
+  EXPECT_EQ(net.collective_cost(Collective::kAllgather, 1023).transfer_ns, 0);
+  EXPECT_EQ(net.collective_ns(Collective::kAllgather, 1023), 5115000);
+  EXPECT_EQ(net.collective_ns(Collective::kAllreduce, 200000000), 1516100000);
+  EXPECT_EQ(net.collective_ns(Collective::kAllreduce, 0), 0);
   // Unequal gathers: the table at the mean contribution.
   EXPECT_EQ(net.allgatherv_cost(8 * 1024000, 1000).total(), 19650000);
   EXPECT_EQ(net.coordination_ns(), 5115000);
@@ -195,20 +195,20 @@ TEST(SeedTableNetwork, LooksUpTheSeedTableByHand) {
 TEST(SeedTableNetwork, TheSeed8nodePresetSelectsItAndNeedsEightWorkers) {
   Json doc = {{"model", "bert-base"}, {"workers", 8}, {"iterations", 3}, {"warmup_iterations", 1},
               {"scheme", "wfbp"}, {"topology", {{"preset", "seed-8node"}}}};
-  Scenario s = parse_scenario(doc, "t.json");
+  model::Scenario s = model::parse_scenario(doc, "t.json");
   EXPECT_EQ(s.network.model, "seed-table");
   EXPECT_EQ(s.topology->nodes, 8);
-  SimResult r = simulate(s);
+  model::RunResult r = simulate(s);
   EXPECT_EQ(r.network["model"], "seed-table");
   // wfbp: one allreduce per tensor, each at least the table's 5.115 ms floor, one after another.
   EXPECT_GE(r.mean_iteration_s(), 5.115e-3 * double(r.buckets.size()));
   // Another network model on the same topology is still allowed.
   doc["network"] = {{"model", "nccl"}};
-  EXPECT_EQ(parse_scenario(doc, "t.json").network.model, "nccl");
+  EXPECT_EQ(model::parse_scenario(doc, "t.json").network.model, "nccl");
   doc.erase("network");
   doc["workers"] = 16;
   try {
-    parse_scenario(doc, "t.json");
+    model::parse_scenario(doc, "t.json");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(),
@@ -238,7 +238,7 @@ TEST(NetworkProperties, RandomScenarios) {
                   {"seed", seed}, {"scheme", scheme}, {"variability", {{"compute_cv", cv}}}};
       if (topology) doc["topology"] = {{"preset", "dgx-h200-ib400"}, {"nic", {{"bandwidth_gbps", gbps}}}};
       else doc["network"] = {{"bandwidth_gbps", gbps}};
-      return simulate(parse_scenario(doc, "")).mean_iteration_s();
+      return simulate(model::parse_scenario(doc, "")).mean_iteration_s();
     };
     double previous = 1e30;
     for (double gbps : {25.0, 100.0, 400.0}) {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/presets.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -12,7 +12,7 @@ Json valid() { return {{"model", "bert-base"}, {"workers", 4}, {"scheme", "ddp"}
 
 std::string error_of(const Json& doc) {
   try {
-    parse_scenario(doc, "s.json");
+    model::parse_scenario(doc, "s.json");
   } catch (const InputError& e) {
     return e.what();
   }
@@ -20,7 +20,7 @@ std::string error_of(const Json& doc) {
 }
 
 TEST(Scenario, DefaultsAreFilledAndResolved) {
-  Scenario s = parse_scenario(valid(), "s.json");
+  model::Scenario s = model::parse_scenario(valid(), "s.json");
   EXPECT_EQ(s.batch_per_worker, 4);  // from the trace
   EXPECT_EQ(s.iterations, 20);
   EXPECT_EQ(s.warmup_iterations, 2);
@@ -28,7 +28,7 @@ TEST(Scenario, DefaultsAreFilledAndResolved) {
   EXPECT_EQ(r["scheme"]["bucket_cap_bytes"], 25 << 20);
   EXPECT_EQ(r["network"]["bandwidth_gbps"], 100.0);
   // The resolved scenario parses back to the same resolution.
-  EXPECT_EQ(parse_scenario(r, "r.json").resolved().dump(), r.dump());
+  EXPECT_EQ(model::parse_scenario(r, "r.json").resolved().dump(), r.dump());
 }
 
 // result.json's scenario "re-runs to the same result": for every preset, the
@@ -37,11 +37,11 @@ TEST(Scenario, EveryPresetsResolvedScenarioRunsAgainIdentically) {
   for (const std::string& preset : policy::preset_names()) {
     Json doc = {{"model", "bert-base"}, {"workers", 8}, {"iterations", 2}, {"warmup_iterations", 1},
                 {"scheme", preset}, {"variability", {{"compute_cv", 0.05}}}};
-    Scenario s = parse_scenario(doc, "s.json");
+    model::Scenario s = model::parse_scenario(doc, "s.json");
     Json r = s.resolved();
-    Scenario again;
+    model::Scenario again;
     try {
-      again = parse_scenario(r, "r.json");
+      again = model::parse_scenario(r, "r.json");
     } catch (const InputError& e) {
       ADD_FAILURE() << preset << ": " << e.what();
       continue;
@@ -53,20 +53,20 @@ TEST(Scenario, EveryPresetsResolvedScenarioRunsAgainIdentically) {
 
 TEST(Scenario, OverridesUseDottedPathsAndJsonValues) {
   Json doc = valid();
-  apply_override(doc, "workers=1024");
-  apply_override(doc, "network.bandwidth_gbps=25");
-  apply_override(doc, "scheme.first_bucket_bytes=2097152");
-  apply_override(doc, "description=plain text");
-  Scenario s = parse_scenario(doc, "s.json");
+  model::apply_override(doc, "workers=1024");
+  model::apply_override(doc, "network.bandwidth_gbps=25");
+  model::apply_override(doc, "scheme.first_bucket_bytes=2097152");
+  model::apply_override(doc, "description=plain text");
+  model::Scenario s = model::parse_scenario(doc, "s.json");
   EXPECT_EQ(s.workers, 1024);
   EXPECT_EQ(s.network.bandwidth_gbps, 25.0);
   EXPECT_EQ(s.scheme.preset, "ddp");
   EXPECT_EQ(s.scheme.resolved["first_bucket_bytes"], 2097152);
   EXPECT_EQ(s.description, "plain text");
-  apply_override(doc, "scheme.preset=horovod");
-  EXPECT_THROW(parse_scenario(doc, "s.json"), InputError);  // first_bucket_bytes is not a horovod knob
-  EXPECT_THROW(apply_override(doc, "novalue"), InputError);
-  EXPECT_THROW(apply_override(doc, "workers.x=1"), InputError);
+  model::apply_override(doc, "scheme.preset=horovod");
+  EXPECT_THROW(model::parse_scenario(doc, "s.json"), InputError);  // first_bucket_bytes is not a horovod knob
+  EXPECT_THROW(model::apply_override(doc, "novalue"), InputError);
+  EXPECT_THROW(model::apply_override(doc, "workers.x=1"), InputError);
 }
 
 TEST(Scenario, BadInputNamesFilePointerAndExpectation) {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/gradient_model.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -13,7 +13,7 @@ Json base(const std::string& scheme, int workers, double cv, int seed) {
           {"seed", seed}, {"scheme", scheme}, {"variability", {{"compute_cv", cv}}}};
 }
 
-SimResult run(const Json& doc) { return simulate(parse_scenario(doc, "")); }
+model::RunResult run(const Json& doc) { return simulate(model::parse_scenario(doc, "")); }
 
 TEST(Simulator, SameScenarioAndSeedGiveIdenticalResults) {
   for (const char* scheme : {"wfbp", "horovod", "ddp", "syncea", "mgwfbp"}) {
@@ -59,8 +59,8 @@ TEST(Simulator, MoreComputeNoiseNeverLowersMeanIteration) {
 
 TEST(Simulator, BreakdownAddsUpToMeanIterationWithoutNoise) {
   for (const char* scheme : {"wfbp", "horovod", "ddp", "syncea", "mgwfbp"}) {
-    SimResult r = run(base(scheme, 16, 0.0, 1));
-    const Breakdown& b = r.breakdown;
+    model::RunResult r = run(base(scheme, 16, 0.0, 1));
+    const model::Breakdown& b = r.breakdown;
     double sum = b.forward + b.backward + b.compression + b.communication_exposed + b.sync_wait + b.optimizer;
     EXPECT_NEAR(sum, r.mean_iteration_s(), 1e-12) << scheme;
   }
@@ -68,7 +68,7 @@ TEST(Simulator, BreakdownAddsUpToMeanIterationWithoutNoise) {
 
 TEST(Simulator, BucketsCoverEveryGradientTensorOnce) {
   for (const char* scheme : {"wfbp", "horovod", "ddp", "syncea", "mgwfbp"}) {
-    SimResult r = run(base(scheme, 8, 0.05, 1));
+    model::RunResult r = run(base(scheme, 8, 0.05, 1));
     int next = 0;
     int64_t bytes = 0;
     for (const auto& b : r.buckets) {
@@ -82,7 +82,7 @@ TEST(Simulator, BucketsCoverEveryGradientTensorOnce) {
 }
 
 TEST(Simulator, DdpUsesItsPublishedBucketSizes) {
-  SimResult r = run(base("ddp", 8, 0.0, 1));
+  model::RunResult r = run(base("ddp", 8, 0.0, 1));
   policy::GradientModel model = policy::GradientModel::from_trace(load_builtin_trace("bert-base"), 1.0);
   for (size_t i = 0; i + 1 < r.buckets.size(); ++i) {
     int64_t limit = i == 0 ? (1 << 20) : (25 << 20);

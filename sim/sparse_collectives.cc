@@ -9,7 +9,6 @@
 
 namespace sparsefuse::sim {
 
-using policy::Collective;
 
 namespace {
 
@@ -31,7 +30,7 @@ LinkCost infer_link_cost(const DenseCost& dense, int workers) {
   return {zero / (workers - 1), std::max(0.0, big - zero) / (double(workers - 1) * double(kProbe))};
 }
 
-SparseCollectives::SparseCollectives(DenseCost dense, int workers, const CompressionCost& compression)
+SparseCollectives::SparseCollectives(DenseCost dense, int workers, const model::CompressionCost& compression)
     : dense_(std::move(dense)), workers_(workers), compression_(compression),
       link_(infer_link_cost(dense_, workers)) {}
 
@@ -130,7 +129,7 @@ SparseCollectiveCost SparseCollectives::oktopk(int64_t n, int64_t k, bool exact,
   exchange(m, 4);                 // balance: allgather of counts
   exchange(m, 8.0 * double(kr));  // allgatherv of the global selection
   if (repartition) {
-    CollectiveCost boundaries = dense_(Collective::kAllreduce, 4 * int64_t(m));
+    model::CollectiveCost boundaries = dense_(Collective::kAllreduce, 4 * int64_t(m));
     latency += double(boundaries.latency_ns);
     transfer += double(boundaries.transfer_ns);
     bytes += 2.0 * m / p * 4.0 * m;

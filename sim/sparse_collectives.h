@@ -24,13 +24,13 @@
 
 #include "policy/bucket.h"
 #include "sim/alignment.h"
-#include "sim/compression_cost.h"
-#include "sim/network.h"
+#include "model/compression_cost.h"
+#include "model/network.h"
 
 namespace sparsefuse::sim {
 
 // A dense collective's cost alone on the network: the network model's answer.
-using DenseCost = std::function<CollectiveCost(policy::Collective, int64_t bytes_per_worker)>;
+using DenseCost = std::function<model::CollectiveCost(Collective, int64_t bytes_per_worker)>;
 
 struct LinkCost {
   double alpha_ns = 0;     // per message
@@ -39,7 +39,7 @@ struct LinkCost {
 LinkCost infer_link_cost(const DenseCost& dense, int workers);
 
 struct SparseCollectiveCost {
-  CollectiveCost time;       // latency_ns includes compute_ns
+  model::CollectiveCost time;       // latency_ns includes compute_ns
   double bytes_sent = 0;     // by the busiest worker
   int rounds = 0;            // message rounds on the critical path
   TimeNs compute_ns = 0;     // selection, merges and passes on the critical path
@@ -48,7 +48,7 @@ struct SparseCollectiveCost {
 
 class SparseCollectives {
  public:
-  SparseCollectives(DenseCost dense, int workers, const CompressionCost& compression);
+  SparseCollectives(DenseCost dense, int workers, const model::CompressionCost& compression);
 
   // TopkA: ring allgather of K pairs per worker; the union is p K pairs.
   SparseCollectiveCost topk_allgather(int64_t k) const;
@@ -96,7 +96,7 @@ class SparseCollectives {
 
   DenseCost dense_;
   int workers_;
-  const CompressionCost& compression_;
+  const model::CompressionCost& compression_;
   LinkCost link_;
 };
 

@@ -17,22 +17,22 @@ namespace {
 struct Fixture {
   explicit Fixture(int p) : network(config(), p), compression(compression_config(), "", "") {
     collectives = std::make_unique<SparseCollectives>(
-        [this](policy::Collective c, int64_t b) { return network.collective_cost(c, b); }, p, compression);
+        [this](Collective c, int64_t b) { return network.collective_cost(c, b); }, p, compression);
   }
-  static NetworkConfig config() {
-    NetworkConfig c;
+  static model::NetworkConfig config() {
+    model::NetworkConfig c;
     c.latency_us = 1;
     c.bandwidth_gbps = 8;
     return c;
   }
-  static CompressionConfig compression_config() {
-    CompressionConfig c;
+  static model::CompressionConfig compression_config() {
+    model::CompressionConfig c;
     c.profile = "tests/data/profile-unit-all.json";
     c.gpu_memory_gbytes_per_s = 1;
     return c;
   }
-  FlatNetwork network;
-  CompressionCost compression;
+  model::FlatNetwork network;
+  model::CompressionCost compression;
   std::unique_ptr<SparseCollectives> collectives;
 };
 
@@ -217,7 +217,7 @@ TEST(SparseCollectives, CasyncRing) {
 TEST(SparseCollectives, BucketDispatch) {
   Fixture f(4);
   policy::Bucket b;
-  b.collective = policy::Collective::kAllreduce;
+  b.collective = Collective::kAllreduce;
   b.elements = kN;
   b.density = kDensity;
   Contributions pairs;

@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "sim/alignment.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
 namespace {
 
-SimResult run_tiny(Json scheme, int workers = 2) {
+model::RunResult run_tiny(Json scheme, int workers = 2) {
   Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
               {"workers", workers},
               {"warmup_iterations", 0},
@@ -20,7 +20,7 @@ SimResult run_tiny(Json scheme, int workers = 2) {
               {"scheme", scheme},
               {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
               {"compression", {{"profile", "tests/data/profile-unit.json"}, {"gpu_memory_gbytes_per_s", 1.0}}}};
-  return simulate(parse_scenario(doc, ""));
+  return simulate(model::parse_scenario(doc, ""));
 }
 
 Json layerwise(const char* alignment) {
@@ -35,7 +35,7 @@ Json layerwise(const char* alignment) {
 // Optimizer [9240, 9740]. Tail 7000..9240: 1080 exposed communication, 1160
 // exposed decompression (the earlier one overlaps the last allgather).
 TEST(SparseHandComputed, LayerwiseTopkFixedCounts) {
-  SimResult r = run_tiny(layerwise("fixed-k"));
+  model::RunResult r = run_tiny(layerwise("fixed-k"));
   EXPECT_EQ(r.iteration_ns[0], 9740);
   ASSERT_EQ(r.buckets.size(), 3u);
   for (const auto& b : r.buckets) {
@@ -58,7 +58,7 @@ TEST(SparseHandComputed, LayerwiseTopkFixedCounts) {
 // [3000, 5088], [5088, 7176], [7176, 9264]; decompression [9264, 10424];
 // optimizer ends 10924.
 TEST(SparseHandComputed, ExchangeCountsCostsOneMoreRound) {
-  SimResult r = run_tiny(layerwise("exchange-counts"));
+  model::RunResult r = run_tiny(layerwise("exchange-counts"));
   EXPECT_EQ(r.iteration_ns[0], 10924);
   EXPECT_DOUBLE_EQ(r.buckets[1].sync_wait_s, 88e-9);  // posted 5000, started 5088
 }
@@ -74,7 +74,7 @@ TEST(SparseHandComputed, PadToMaxAgreesOnTheMaximumFirst) {
 // 1000 B); b = [10, 25] keeps k1 = max(1, floor(25 * 0.04)) = 1 per row: 10
 // pairs = 80 B. Only b is compressed.
 TEST(SparseHandComputed, AdtopkPerRowCounts) {
-  SimResult r = run_tiny({{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}});
+  model::RunResult r = run_tiny({{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}});
   ASSERT_EQ(r.buckets.size(), 3u);
   EXPECT_EQ(r.buckets[0].bucket.bytes_per_worker, 1000);
   EXPECT_EQ(r.buckets[1].bucket.bytes_per_worker, 80);
@@ -88,15 +88,15 @@ TEST(SparseHandComputed, AdtopkPerRowCounts) {
 
 // Allgather volumes by alignment, p = 2, contributions of 80 and 240 bytes.
 TEST(SparseHandComputed, AlignmentCosts) {
-  NetworkConfig config;
+  model::NetworkConfig config;
   config.latency_us = 1;
   config.bandwidth_gbps = 8;
-  FlatNetwork two(config, 2);
+  model::FlatNetwork two(config, 2);
   Contributions c;
   c.add(80);
   c.add(240);
   policy::Bucket b;
-  b.collective = policy::Collective::kAllgather;
+  b.collective = Collective::kAllgather;
   b.alignment = policy::Alignment::kExchangeCounts;
   EXPECT_EQ(operation_cost(two, b, c).total(), 1008 + 1000 + 240);  // counts, then 320 - 80 bytes
   b.alignment = policy::Alignment::kPadToMax;

@@ -3,17 +3,18 @@
 
 #include "policy/gradient_model.h"
 #include "policy/presets.h"
+#include "policy/seed/ogm_partition.h"
 #include "policy/sparsifier.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
 namespace {
 
-SimResult run(const std::string& model, Json scheme, int workers, int seed = 1, double cv = 0.0) {
+model::RunResult run(const std::string& model, Json scheme, int workers, int seed = 1, double cv = 0.0) {
   Json doc = {{"model", model}, {"workers", workers}, {"iterations", 3}, {"warmup_iterations", 1},
               {"seed", seed},   {"scheme", scheme},   {"variability", {{"compute_cv", cv}}}};
-  return simulate(parse_scenario(doc, ""));
+  return simulate(model::parse_scenario(doc, ""));
 }
 
 std::vector<int> counts(const Json& j) { return j.get<std::vector<int>>(); }
@@ -21,7 +22,7 @@ std::vector<int> counts(const Json& j) { return j.get<std::vector<int>>(); }
 // The seed routine's logged partitions (schemes.md §9.3), through the whole
 // simulator: fgbuff on BERT-base at rho = 0.1 and on GPT-2-large at rho = 1.
 TEST(SeedPartition, ReproducesTheLoggedPartitions) {
-  SimResult bert = run("bert-base", {{"preset", "fgbuff"}, {"density", 0.1}}, 8);
+  model::RunResult bert = run("bert-base", {{"preset", "fgbuff"}, {"density", 0.1}}, 8);
   EXPECT_EQ(counts(bert.plan["partition_counts"]), (std::vector<int>{3, 16, 2, 60, 60, 61}));
   // Quirks: buffer 0 holds counts[0] - 1 tensors, and the 16-tensor buffer
   // holding the pooler (no gradient) never completes: 14 tensors unsynchronised.
@@ -30,17 +31,25 @@ TEST(SeedPartition, ReproducesTheLoggedPartitions) {
   EXPECT_EQ(flushed, (std::vector<int>{2, 2, 60, 60, 61}));
   EXPECT_EQ(bert.plan["unsynchronized_tensors"], 14);
 
-  SimResult gpt = run("gpt2-large", {{"preset", "fgbuff"}, {"density", 1.0}}, 2);
+  model::RunResult gpt = run("gpt2-large", {{"preset", "fgbuff"}, {"density", 1.0}}, 2);
   EXPECT_EQ(counts(gpt.plan["partition_counts"]), (std::vector<int>{3, 56, 378}));
   flushed.clear();
   for (const auto& b : gpt.buckets) {
     flushed.push_back(b.bucket.tensors());
-    EXPECT_EQ(b.bucket.collective, policy::Collective::kAllreduce);  // the seed's dense path
+    EXPECT_EQ(b.bucket.collective, Collective::kAllreduce);  // the seed's dense path
   }
   EXPECT_EQ(flushed, (std::vector<int>{2, 56, 378}));
 
+  // The model name the seed scripts pass: BERT-large's passes none, so it
+  // plans with BERT-base's backward time (an unknown key would give 0).
+  model::RunResult large = run("bert-large", {{"preset", "fgbuff"}, {"density", 0.1}}, 8);
+  std::vector<int64_t> sizes;
+  for (const auto& t : load_builtin_trace("bert-large").tensors) sizes.push_back(t.elements);
+  EXPECT_EQ(counts(large.plan["partition_counts"]), policy::seed::ogm_partition(sizes, 0.1, "bert_base"));
+  EXPECT_NE(counts(large.plan["partition_counts"]), policy::seed::ogm_partition(sizes, 0.1, "bert-large"));
+
   // Corrected: the pooler is skipped and every buffer completes.
-  SimResult fixed = run("bert-base", {{"preset", "fgbuff"}, {"density", 0.1}, {"quirks", false}}, 8);
+  model::RunResult fixed = run("bert-base", {{"preset", "fgbuff"}, {"density", 0.1}, {"quirks", false}}, 8);
   int tensors = 0;
   for (const auto& b : fixed.buckets) tensors += b.bucket.tensors();
   EXPECT_EQ(tensors, 199);
@@ -59,11 +68,11 @@ TEST(SparseProperties, BytesFallWithDensityForFixedKSparsifiers) {
 }
 
 TEST(SparseProperties, LayerwiseTopkAtDensityOneSendsADenseAllgather) {
-  SimResult r = run("bert-base", {{"preset", "topk-layerwise"}, {"density", 1.0}}, 16);
+  model::RunResult r = run("bert-base", {{"preset", "topk-layerwise"}, {"density", 1.0}}, 16);
   int64_t dense_bytes = 0;
   for (const auto& t : load_builtin_trace("bert-base").tensors) dense_bytes += t.has_grad ? 4 * t.elements : 0;
   EXPECT_DOUBLE_EQ(r.bytes_sent_per_worker, double(dense_bytes));
-  for (const auto& b : r.buckets) EXPECT_EQ(b.bucket.collective, policy::Collective::kAllgather);
+  for (const auto& b : r.buckets) EXPECT_EQ(b.bucket.collective, Collective::kAllgather);
 }
 
 TEST(SparseProperties, ExchangeCountsNeverSendsMoreThanPadToMax) {
@@ -82,7 +91,7 @@ TEST(SparseProperties, ExchangeCountsNeverSendsMoreThanPadToMax) {
 }
 
 TEST(SparseProperties, ThresholdSparsifiersVaryButStayInTheirBand) {
-  SimResult r = run("bert-base", {{"preset", "saf"}, {"sparsifier", "dgc"}, {"density", 0.01}}, 4);
+  model::RunResult r = run("bert-base", {{"preset", "saf"}, {"sparsifier", "dgc"}, {"density", 0.01}}, 4);
   EXPECT_GT(r.lost_contributions, 0);  // unequal counts, equal-slice receiver
   // DGC's band is [0.7k, 1.3k] per tensor, so every bucket's mean count is too.
   policy::GradientModel m = policy::GradientModel::from_trace(load_builtin_trace("bert-base"), 1.0);
@@ -95,7 +104,7 @@ TEST(SparseProperties, ThresholdSparsifiersVaryButStayInTheirBand) {
     varied |= b.sent_elements != k;
   }
   EXPECT_TRUE(varied);
-  SimResult aligned = run("bert-base", {{"preset", "safusion-inter"}, {"density", 0.01}}, 4);
+  model::RunResult aligned = run("bert-base", {{"preset", "safusion-inter"}, {"density", 0.01}}, 4);
   EXPECT_EQ(aligned.lost_contributions, 0);  // fixed k per tensor
 }
 
@@ -105,12 +114,12 @@ TEST(SparseProperties, SparsifyingBehindFusionMissesTensorsAheadDoesNot) {
 }
 
 TEST(SparseProperties, SelectiveSparsificationKeepsSmallTensorsDense) {
-  SimResult r = run("bert-large", "ssfusion", 8);
+  model::RunResult r = run("bert-large", "ssfusion", 8);
   EXPECT_GT(r.plan["dense_tensors"].get<int>(), 0);
-  SimResult hybrid = run("bert-large", "ssfusion-i", 8);
+  model::RunResult hybrid = run("bert-large", "ssfusion-i", 8);
   int allreduces = 0;
   for (const auto& b : hybrid.buckets) {
-    if (b.bucket.collective == policy::Collective::kAllreduce) {
+    if (b.bucket.collective == Collective::kAllreduce) {
       ++allreduces;
       EXPECT_EQ(b.bucket.communicator, 1);
       EXPECT_EQ(b.bucket.dense_elements, b.bucket.elements);
@@ -124,11 +133,11 @@ TEST(SparseProperties, SelectiveSparsificationKeepsSmallTensorsDense) {
 TEST(Adaptive, ReplansEveryKIterationsDeterministically) {
   Json doc = {{"model", "bert-base"}, {"workers", 16}, {"iterations", 9}, {"warmup_iterations", 1},
               {"scheme", {{"preset", "fgbuff"}, {"replan_every", 3}}}, {"variability", {{"compute_cv", 0.1}}}};
-  SimResult a = simulate(parse_scenario(doc, "")), b = simulate(parse_scenario(doc, ""));
+  model::RunResult a = simulate(model::parse_scenario(doc, "")), b = simulate(model::parse_scenario(doc, ""));
   EXPECT_EQ(a.plan["replans"], 3);  // after iterations 3, 6, 9 of 10
   EXPECT_EQ(a.to_json(false).dump(), b.to_json(false).dump());
   doc["scheme"] = {{"preset", "ddp"}, {"replan_every", 4}};
-  SimResult dense = simulate(parse_scenario(doc, ""));
+  model::RunResult dense = simulate(model::parse_scenario(doc, ""));
   EXPECT_EQ(dense.plan["replans"], 2);
   EXPECT_GT(dense.plan["measured_alpha_us"].get<double>(), 0);
 }

@@ -13,7 +13,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -79,13 +79,14 @@ bool safe_char(char c) {
          c == '+' || c == '=' || c == ',' || c == '-';
 }
 
-// InputError keeps only the composed message; recover the problem text so a
-// point's context can be appended without repeating the file and pointer.
-InputError with_point_context(const InputError& e, const std::string& id) {
-  std::string message = e.what();
-  std::string prefix = InputError(e.file(), e.pointer(), "").what();
-  std::string problem = message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
-  return InputError(e.file(), e.pointer(), problem + " (sweep point " + id + ")");
+// A point's error with the point appended; a bad grid value is named as the
+// "--grid KEY=VALUE" it came from, not the "--set" it was applied as.
+InputError with_point_context(const InputError& e, const std::string& id, const std::vector<GridAxis>& axes) {
+  std::string where = e.file();
+  for (const auto& axis : axes) {
+    if (where.rfind("--set " + axis.key + "=", 0) == 0) where = "--grid " + where.substr(6);
+  }
+  return InputError(where, e.pointer(), e.problem() + " (sweep point " + id + ")");
 }
 
 bool read_text(const std::string& path, std::string& out) {
@@ -206,12 +207,12 @@ SweepPlan plan_sweep(const std::string& scenario_path, const std::vector<std::st
     parallel_for(plan.points.size(), threads, [&](size_t i) {
       if (i > first_bad.load()) return;
       try {
-        load_scenario(scenario_path, plan.points[i].overrides);
+        model::load_scenario(scenario_path, plan.points[i].overrides);
       } catch (const InputError& e) {
         std::lock_guard<std::mutex> lock(mutex);
         if (i < first_bad.load()) {
           first_bad = i;
-          error.emplace(with_point_context(e, plan.points[i].id));
+          error.emplace(with_point_context(e, plan.points[i].id, axes));
         }
       }
     });
@@ -292,12 +293,12 @@ SweepRunSummary run_sweep_points(const SweepPlan& plan, const std::string& out_d
     bool ran = false;
     std::string error;
     try {
-      Scenario scenario = load_scenario(plan.scenario_path, point.overrides);
+      model::Scenario scenario = model::load_scenario(plan.scenario_path, point.overrides);
       Json resolved = scenario.resolved();
       auto existing = read_point_result(result_path);
       if (!existing || (*existing)["scenario"] != resolved) {
         remove_stale_temporaries(dir);
-        SimResult result = simulate(scenario);
+        model::RunResult result = simulate(scenario);
         write_file_atomically(result_path, result.to_json().dump(2) + "\n");
         std::error_code ignored;
         fs::remove(error_path, ignored);

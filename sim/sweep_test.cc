@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/input_error.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -248,10 +248,10 @@ TEST(Csv, QuotesFieldsThatNeedIt) {
 // The simulator keeps no global state: scenarios simulated concurrently give
 // exactly what they give one at a time.
 TEST_F(SweepTest, SimulatorIsReentrant) {
-  std::vector<Scenario> scenarios;
+  std::vector<model::Scenario> scenarios;
   for (const char* scheme : {"ddp", "wfbp", "horovod", "mgwfbp", "syncea"}) {
     for (const char* workers : {"4", "16"}) {
-      scenarios.push_back(load_scenario(scenario_, {std::string("scheme=") + scheme, std::string("workers=") + workers,
+      scenarios.push_back(model::load_scenario(scenario_, {std::string("scheme=") + scheme, std::string("workers=") + workers,
                                                     "variability.compute_cv=0.1", "iterations=3"}));
     }
   }

@@ -1,11 +1,11 @@
 // compare_results by hand: relative errors, the bucket sequence check, the
 // per-bucket errors, and documents that are not results.
-#include "sim/validation.h"
+#include "model/validation.h"
 
 #include <gtest/gtest.h>
 
 #include "common/input_error.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -29,7 +29,7 @@ Json result(double mean_s, double forward_s, double exposed_s, double sync_s, Js
           {"buckets", buckets}};
 }
 
-const MetricComparison& metric(const Validation& v, const std::string& name) {
+const model::MetricComparison& metric(const model::Validation& v, const std::string& name) {
   for (const auto& m : v.metrics) {
     if (m.name == name) return m;
   }
@@ -46,7 +46,7 @@ TEST(Validation, RelativeErrorsByHand) {
                   {bucket(0, 2, "allreduce", 500, 0.002, 0.0), bucket(2, 2, "allgather", 750, 0.004, 0.001)});
   Json s = result(0.1, 0.001, 0.004, 0.001,
                   {bucket(0, 2, "allreduce", 500, 0.001, 0.0), bucket(2, 2, "allgather", 750, 0.005, 0.003)});
-  Validation v = compare_results(JsonNode(m, "m.json", ""), JsonNode(s, "s.json", ""));
+  model::Validation v = model::compare_results(JsonNode(m, "m.json", ""), JsonNode(s, "s.json", ""));
   EXPECT_DOUBLE_EQ(*metric(v, "iteration time, mean (ms)").relative_error, -0.5);
   EXPECT_DOUBLE_EQ(metric(v, "iteration time, mean (ms)").measured, 200.0);
   EXPECT_DOUBLE_EQ(*metric(v, "exposed communication + sync wait (ms)").relative_error, -0.5);
@@ -67,14 +67,14 @@ TEST(Validation, RelativeErrorsByHand) {
 TEST(Validation, DifferentBucketSequencesAreReportedNotCompared) {
   Json m = result(0.2, 0, 0, 0, {bucket(0, 1, "allreduce", 250, 0.001, 0), bucket(1, 1, "allreduce", 250, 0.001, 0)});
   Json s = result(0.2, 0, 0, 0, {bucket(0, 1, "allreduce", 250, 0.001, 0), bucket(1, 2, "allreduce", 500, 0.001, 0)});
-  Validation v = compare_results(JsonNode(m, "m.json", ""), JsonNode(s, "s.json", ""));
+  model::Validation v = model::compare_results(JsonNode(m, "m.json", ""), JsonNode(s, "s.json", ""));
   EXPECT_FALSE(v.same_buckets);
   EXPECT_EQ(v.bucket_difference,
             "bucket #1: measured first tensor 1, 1 tensors, allreduce of 250 elements; simulated first tensor 1, 2 "
             "tensors, allreduce of 500 elements");
   EXPECT_TRUE(v.buckets.empty());
   s["buckets"].erase(1);
-  EXPECT_EQ(compare_results(JsonNode(m, "m.json", ""), JsonNode(s, "s.json", "")).bucket_difference,
+  EXPECT_EQ(model::compare_results(JsonNode(m, "m.json", ""), JsonNode(s, "s.json", "")).bucket_difference,
             "2 buckets measured, 1 simulated");
 }
 
@@ -82,8 +82,8 @@ TEST(Validation, DifferentBucketSequencesAreReportedNotCompared) {
 TEST(Validation, ASimulationAgreesWithItself) {
   Json doc = {{"model", {{"trace", "tests/data/tiny4.json"}}}, {"workers", 4}, {"iterations", 3},
               {"warmup_iterations", 1}, {"scheme", "topk-layerwise"}, {"compression", {{"density", 0.1}}}};
-  Json r = simulate(parse_scenario(doc, "")).to_json(false);
-  Validation v = compare_results(JsonNode(r, "a.json", ""), JsonNode(r, "b.json", ""));
+  Json r = simulate(model::parse_scenario(doc, "")).to_json(false);
+  model::Validation v = model::compare_results(JsonNode(r, "a.json", ""), JsonNode(r, "b.json", ""));
   ASSERT_TRUE(v.same_buckets);
   EXPECT_EQ(v.buckets.size(), 4u);
   for (const auto& m : v.metrics) {
@@ -99,7 +99,7 @@ TEST(Validation, DocumentsThatAreNotResultsNameTheFileAndField) {
   Json bad = good;
   bad["format"] = "sparsefuse-trace/1";
   try {
-    compare_results(JsonNode(bad, "m.json", ""), JsonNode(good, "s.json", ""));
+    model::compare_results(JsonNode(bad, "m.json", ""), JsonNode(good, "s.json", ""));
     FAIL();
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "m.json: at /format: expected \"sparsefuse-result/1\"");
@@ -107,7 +107,7 @@ TEST(Validation, DocumentsThatAreNotResultsNameTheFileAndField) {
   bad = good;
   bad.erase("breakdown_s");
   try {
-    compare_results(JsonNode(good, "m.json", ""), JsonNode(bad, "s.json", ""));
+    model::compare_results(JsonNode(good, "m.json", ""), JsonNode(bad, "s.json", ""));
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("s.json: at /: missing required key \"breakdown_s\""), std::string::npos)

@@ -10,24 +10,14 @@
 
 #include "common/json_reader.h"
 #include "common/rng.h"
+#include "model/variability_config.h"
 
 namespace sparsefuse::sim {
 
-struct VariabilityConfig {
-  double compute_cv = 0.0;
-  std::vector<int> straggler_ranks;  // explicit ranks, or
-  int straggler_count = 0;           // this many ranks drawn from the seed
-  double straggler_slowdown = 1.0;
-  int workers_per_node = 1;
-  std::vector<double> node_speed_factors;  // indexed by node id modulo its length
-
-  static VariabilityConfig parse(const JsonNode& node, int workers);
-  Json to_json() const;
-};
 
 class ComputeVariability {
  public:
-  ComputeVariability(const VariabilityConfig& config, int workers, uint64_t seed);
+  ComputeVariability(const model::VariabilityConfig& config, int workers, uint64_t seed);
 
   // Multiplier on worker W's compute time in its next iteration; call once per
   // worker per iteration, in iteration order.
@@ -35,7 +25,7 @@ class ComputeVariability {
   const std::vector<int>& stragglers() const { return stragglers_; }
 
  private:
-  VariabilityConfig config_;
+  model::VariabilityConfig config_;
   std::vector<double> persistent_;  // straggler slowdown / node speed
   std::vector<Rng> noise_;
   std::vector<int> stragglers_;

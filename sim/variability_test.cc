@@ -8,13 +8,13 @@ namespace sparsefuse::sim {
 namespace {
 
 TEST(Variability, NoNoiseMeansIdenticalWorkers) {
-  VariabilityConfig c;
+  model::VariabilityConfig c;
   ComputeVariability v(c, 8, 1);
   for (int w = 0; w < 8; ++w) EXPECT_EQ(v.next_scale(w), 1.0);
 }
 
 TEST(Variability, StragglersAndNodeSpeeds) {
-  VariabilityConfig c;
+  model::VariabilityConfig c;
   c.straggler_ranks = {3};
   c.straggler_slowdown = 2.0;
   c.workers_per_node = 2;
@@ -25,7 +25,7 @@ TEST(Variability, StragglersAndNodeSpeeds) {
 }
 
 TEST(Variability, StragglerCountIsSeeded) {
-  VariabilityConfig c;
+  model::VariabilityConfig c;
   c.straggler_count = 5;
   c.straggler_slowdown = 1.5;
   ComputeVariability a(c, 100, 42), b(c, 100, 42), other(c, 100, 43);
@@ -35,7 +35,7 @@ TEST(Variability, StragglerCountIsSeeded) {
 }
 
 TEST(Variability, LognormalNoiseHasMeanOneAndTheRequestedCv) {
-  VariabilityConfig c;
+  model::VariabilityConfig c;
   c.compute_cv = 0.2;
   ComputeVariability v(c, 1, 9);
   double sum = 0, sum_sq = 0;

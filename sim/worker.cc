@@ -23,8 +23,8 @@ TimeNs WorkerExecutor::run_backward(TimeNs duration) {
   if (s.clock >= s.side_free || slowdown == 1.0) return s.clock += duration;
   // Slowed until the side stream drains, full speed after.
   double work_while_shared = double(s.side_free - s.clock) / slowdown;
-  if (double(duration) <= work_while_shared) return s.clock += TimeNs(std::llround(double(duration) * slowdown));
-  return s.clock = s.side_free + TimeNs(std::llround(double(duration) - work_while_shared));
+  if (double(duration) <= work_while_shared) return s.clock += round_ns(double(duration) * slowdown);
+  return s.clock = s.side_free + round_ns(double(duration) - work_while_shared);
 }
 
 double first_uniform(uint64_t seed) {
@@ -37,16 +37,15 @@ double first_uniform(uint64_t seed) {
   return double(output >> 11) * 0x1.0p-53;
 }
 
-// Threshold sparsifiers select a count drawn uniformly inside their band, from
-// a stream keyed by (seed, worker, iteration, first tensor): reproducible and
-// independent of processing order.
+// Threshold sparsifiers select a count drawn from their band model
+// (policy::banded_count), with a uniform from a stream keyed by (seed,
+// worker, iteration, first tensor): reproducible and independent of
+// processing order.
 int64_t WorkerExecutor::selected_count(const policy::CompressionRequest& r) const {
   policy::CountBand band = policy::count_band(r.sparsifier);
   if (band.exact() || r.align_to_expected) return r.expected_count;
   uint64_t key = stream_seed(seed_, (uint64_t(worker_) << 40) ^ (uint64_t(iteration_) << 20) ^ uint64_t(r.first_tensor));
-  double u = first_uniform(key);
-  int64_t count = std::llround(double(r.expected_count) * (band.low + u * (band.high - band.low)));
-  return std::clamp<int64_t>(count, 1, r.elements);
+  return policy::banded_count(band, r.expected_count, r.elements, first_uniform(key));
 }
 
 policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionRequest& r, TimeNs now) {

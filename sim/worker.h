@@ -10,7 +10,7 @@
 
 #include "common/time.h"
 #include "policy/compression.h"
-#include "sim/compression_cost.h"
+#include "model/compression_cost.h"
 
 namespace sparsefuse::sim {
 
@@ -42,7 +42,7 @@ double first_uniform(uint64_t seed);
 
 class WorkerExecutor : public policy::WorkerContext {
  public:
-  WorkerExecutor(const CompressionCost& cost, uint64_t seed, FlushRecord& record)
+  WorkerExecutor(const model::CompressionCost& cost, uint64_t seed, FlushRecord& record)
       : cost_(cost), seed_(seed), record_(record) {}
 
   // Binds to worker W's streams for iteration IT; FIRST marks the reference worker.
@@ -61,7 +61,7 @@ class WorkerExecutor : public policy::WorkerContext {
  private:
   int64_t selected_count(const policy::CompressionRequest& request) const;
 
-  const CompressionCost& cost_;
+  const model::CompressionCost& cost_;
   uint64_t seed_;
   FlushRecord& record_;
   WorkerStreams* streams_ = nullptr;

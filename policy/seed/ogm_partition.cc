@@ -5,31 +5,23 @@
 namespace sparsefuse::policy::seed {
 namespace {
 
-struct GreedyGroup {
-  int count = 0;
-  int64_t elements = 0;
-  double tc_s = 0;  // Tc(S, rho) + Tz(S): communication plus compression
-  double z_s = 0;   // Tz(S)
-  double b_s = 0;   // Tb(S)
-};
-
 // Step 1, "greedy-based merging": grow a group until the start-up latency it
 // saves ((m-1)·α) exceeds the backward time that produces it (Tb(S)), i.e.
 // close when Tb(S) - (m-1)·α < diff_min. The seed writes this as
 // [Tc(S,1) + Tb(S)] - [(m-1)·α + Tc(S,1)]; the Tc terms cancel, so we drop
 // them. A trailing group that never closed is kept (the BERT log's last
 // greedy group is the lone word embedding).
-std::vector<GreedyGroup> greedy_groups(const std::vector<int64_t>& sizes, double rho,
+std::vector<OgmGroup> greedy_groups(const std::vector<int64_t>& sizes, double rho,
                                        int64_t total, double t_bwd_s, double diff_min_s,
                                        SeedSparsifier sparsifier) {
-  std::vector<GreedyGroup> groups;
-  GreedyGroup cur;
+  std::vector<OgmGroup> groups;
+  OgmGroup cur;
   auto close = [&] {
     cur.tc_s = seed_tc_s(cur.elements, rho) + seed_tz_s(cur.elements, sparsifier);
     cur.z_s = seed_tz_s(cur.elements, sparsifier);
     cur.b_s = seed_tb_s(cur.elements, total, t_bwd_s);
     groups.push_back(cur);
-    cur = GreedyGroup{};
+    cur = OgmGroup{};
   };
   for (int64_t s : sizes) {
     ++cur.count;
@@ -41,52 +33,81 @@ std::vector<GreedyGroup> greedy_groups(const std::vector<int64_t>& sizes, double
   return groups;
 }
 
-// Step 2, "fine-tuning": walk the greedy groups after g0 and merge a run of
-// them into one buffer while their accumulated production time (b + z) stays
-// within "cur", the communication time the run can hide under.
+}  // namespace
+
+// Step 2, "fine-tuning" (docs/seed-partition.md, step 2): merge a run of the
+// greedy groups that follow a buffer when their production time (backward +
+// compression, b + z) can hide under that buffer's communication time.
 //
-// Reading chosen (the spec writes "new = [g0]; cur = tc of the last new
-// group" and then "only one merge ever happens, right after g0"): cur is
-// evaluated once, while g0 is the only new group, so cur = tc_0 throughout.
-// With the seed's never-reset accumulator, once the sum has exceeded tc_0
-// every later group is kept alone. The other reading (re-evaluate cur after
-// every append) lets the large summed tc of the merged run swallow everything
-// after it: BERT-base gives [2,16,183] instead of the [2,16,2,2,...,2,1] (94
-// buffers) that the seed prints as groups_new, and contradicts "only one
-// merge". The final partitions of both logged cases are the same under either
-// reading, because step 3 stops early; only the intermediate list tells them
-// apart.
+// The seed's loop, executed literally (quirks = true):
+//   * the bound "cur" is the tc of the LAST element of the output, re-read at
+//     the start of every pass; after a merge that element is the merged run,
+//     whose tc is the sum of its groups' tc, so the bound grows;
+//   * the accumulator of production time starts once and is never reset, and
+//     the group that pushed it past the bound is added again on the next pass;
+//   * reaching the end of the list without passing the bound appends every
+//     remaining group on its own (not as one merged run).
+// This is the only reading that reproduces the intermediate list the seed
+// prints for BERT-base (tested against it in ogm_partition_test.cc).
 //
-// Corrected (quirks = false): the accumulator restarts for every run, nothing
-// else changes, so every run after g0 is the longest one whose production
-// time fits in tc_0. (Also re-evaluating cur as the last buffer's tc would
-// snowball as described above; we keep the one documented fix.)
-std::vector<int> fine_tune(const std::vector<GreedyGroup>& g, bool quirks) {
-  std::vector<int> out{g[0].count};
-  const double first_tc = g[0].tc_s;  // "cur"
+// Corrected (quirks = false) fixes three things and keeps the rest: the
+// accumulator restarts every pass, so each run is the longest one whose own
+// production time fits under the preceding buffer's communication; a merged
+// run is costed as the one buffer it becomes; and a run that reaches the end
+// of the list is merged like any other run.
+std::vector<int> ogm_fine_tune(const std::vector<OgmGroup>& g, double rho, SeedSparsifier sparsifier,
+                               bool quirks) {
+  if (g.empty()) throw std::invalid_argument("ogm_fine_tune: no groups");
+  struct Buffer {
+    int count;
+    int64_t elements;
+    double tc_s;
+  };
+  std::vector<Buffer> out{{g[0].count, g[0].elements, g[0].tc_s}};
   double acc = 0;
   std::size_t i = 1;
   while (i < g.size()) {
-    // Corrected: restart the accumulator for every run.
+    const double bound = out.back().tc_s;  // re-read every pass
     if (!quirks) acc = 0;
-    std::size_t j = i;
-    while (j < g.size()) {
-      acc += g[j].b_s + g[j].z_s;
-      if (acc > first_tc) break;
-      ++j;
+    std::size_t run = 0;  // groups i .. i+run-1 fit under the bound so far
+    bool exceeded = false;
+    while (i + run < g.size()) {
+      acc += g[i + run].b_s + g[i + run].z_s;
+      if (acc > bound) {
+        exceeded = true;
+        break;
+      }
+      ++run;
     }
-    if (j > i) {
-      int merged = 0;
-      for (std::size_t k = i; k < j; ++k) merged += g[k].count;
-      out.push_back(merged);
-      i = j;
-    } else {
-      out.push_back(g[i].count);
+    if (!exceeded && quirks) {
+      // End of the list: the seed appends what is left group by group.
+      for (; i < g.size(); ++i) out.push_back({g[i].count, g[i].elements, g[i].tc_s});
+      break;
+    }
+    if (run == 0) {
+      out.push_back({g[i].count, g[i].elements, g[i].tc_s});
       ++i;
+      continue;
     }
+    Buffer merged{0, 0, 0.0};
+    for (std::size_t k = i; k < i + run; ++k) {
+      merged.count += g[k].count;
+      merged.elements += g[k].elements;
+      merged.tc_s += g[k].tc_s;
+    }
+    // The seed charges a merged run the sum of its groups' costs, i.e. one
+    // start-up per group although the run is sent as one message; corrected,
+    // the run costs what one buffer of its size costs.
+    if (!quirks) merged.tc_s = seed_tc_s(merged.elements, rho) + seed_tz_s(merged.elements, sparsifier);
+    out.push_back(merged);
+    i += run;
   }
-  return out;
+  std::vector<int> counts;
+  for (const Buffer& b : out) counts.push_back(b.count);
+  return counts;
 }
+
+namespace {
 
 // Step 3, "eliminating": append the fine-tuned buffers until either (a) the
 // prefix's communication can no longer hide behind the remaining production
@@ -156,12 +177,12 @@ OgmTrace ogm_partition_trace(const std::vector<int64_t>& sizes, double rho,
   const double t_bwd_s = seed_backward_time_s(model_key);
 
   OgmTrace trace;
-  const std::vector<GreedyGroup> groups =
+  const std::vector<OgmGroup> groups =
       greedy_groups(sizes, rho, total, t_bwd_s, seed_diff_min_s(model_key), sparsifier);
   double z_after_first = 0;
   double b_after_first = 0;
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    const GreedyGroup& g = groups[i];
+    const OgmGroup& g = groups[i];
     trace.greedy_counts.push_back(g.count);
     trace.sum_tc_s += g.tc_s;
     trace.sum_z_s += g.z_s;
@@ -173,9 +194,8 @@ OgmTrace ogm_partition_trace(const std::vector<int64_t>& sizes, double rho,
   }
   // B: production time (compression + backward) of everything after g0.
   trace.overlap_budget_s = z_after_first + b_after_first;
-  trace.finetune_reference_s = groups[0].tc_s;
 
-  trace.finetuned_counts = fine_tune(groups, quirks);
+  trace.finetuned_counts = ogm_fine_tune(groups, rho, sparsifier, quirks);
   trace.counts = eliminate(trace.finetuned_counts, sizes, rho, trace.overlap_budget_s, quirks);
   // The seed compensates its grouping helper's off-by-one here; the corrected
   // routine has no such helper, so counts are the buffers' real sizes.

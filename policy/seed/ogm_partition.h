@@ -1,10 +1,12 @@
 // FGBuff/RGMerge/SAFusion's start-up buffer partition,
-// `optimal_gradient_merging_0101` (schemes.md §2.3), computed from tensor sizes
-// and the seed cost model (seed_cost.h). Output: tensor counts per buffer, in
-// backward order.
+// `optimal_gradient_merging_0101`, computed from tensor sizes and the seed
+// cost model (seed_cost.h). Output: tensor counts per buffer, in backward
+// order. docs/seed-partition.md describes the three steps, how the seed code
+// behaves when executed literally, and what the corrected mode changes.
 //
-// quirks = true reproduces the seed code, including its three defects (§11.3):
-//   * step 2's accumulator is never reset, so only one merge ever happens;
+// quirks = true reproduces the seed code, including its defects:
+//   * step 2's accumulator is never reset, while its bound is re-read from the
+//     last output buffer every pass (and grows after a merge);
 //   * step 3's "g <= last" test compares the new buffer with itself;
 //   * counts[0] += 1 (the seed's grouping helper puts counts[0] - 1 tensors in
 //     buffer 0, so the counts sum to L + 1; consumers must subtract 1 again).
@@ -20,6 +22,21 @@
 
 namespace sparsefuse::policy::seed {
 
+// One step-1 ("greedy") group and the seed's three costs of it, seconds.
+struct OgmGroup {
+  int count = 0;         // tensors
+  int64_t elements = 0;
+  double tc_s = 0;  // Tc(S, rho) + Tz(S): communication plus compression
+  double z_s = 0;   // Tz(S)
+  double b_s = 0;   // Tb(S)
+};
+
+// Step 2 ("fine-tuning") alone, on step-1 groups (at least one): the tensor
+// count of every buffer it outputs. RHO and SPARSIFIER cost a merged run in
+// the corrected mode only (the seed sums its groups' tc instead).
+std::vector<int> ogm_fine_tune(const std::vector<OgmGroup>& groups, double rho,
+                               SeedSparsifier sparsifier, bool quirks);
+
 // Every intermediate the seed routine prints, so tests can hold it to the logs.
 struct OgmTrace {
   std::vector<int> greedy_counts;     // step 1 ("min_group_len_array")
@@ -33,7 +50,6 @@ struct OgmTrace {
   double sum_z_s = 0;   // sum of z_i  = Tz(S_i)
   double sum_b_s = 0;   // sum of b_i  = Tb(S_i)
 
-  double finetune_reference_s = 0;  // step 2's "cur": tc_0 (both modes)
   double overlap_budget_s = 0;      // step 3's B = sum_{i>=1} (z_i + b_i)
 };
 

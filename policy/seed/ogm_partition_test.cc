@@ -60,7 +60,7 @@ TEST(OgmInventories, TotalsMatchSpec) {
   EXPECT_EQ(backward(gpt2).back(), 50257 * 1280);
 }
 
-// §9.3 worked example 1 (log-confirmed): BERT-base, rho = 0.1.
+// Logged partition 1 (the seed's FGBuff BERT-base log): BERT-base, rho = 0.1.
 TEST(OgmPartition, BertBaseRho01MatchesLog) {
   const OgmTrace t = ogm_partition_trace(backward(bert_base_forward()), 0.1, "bert_base");
   std::printf("bert_base rho=0.1 counts: %s\n", str(t.counts).c_str());
@@ -71,14 +71,16 @@ TEST(OgmPartition, BertBaseRho01MatchesLog) {
   std::vector<int> greedy(100, 2);
   greedy.push_back(1);
   EXPECT_EQ(t.greedy_counts, greedy);
-  // Step 2: one merge of 8 pairs right after g0, every later group alone
-  // (the seed prints this list as groups_new: 94 entries).
+  // Step 2 (the seed prints this list as groups_new: 94 entries): 8 pairs fit
+  // under tc_0 and merge; the bound then becomes their summed tc (~44 ms),
+  // which the never-reset accumulator does not pass again before the end of
+  // the list, so the end-of-list branch appends the other 92 groups alone.
   std::vector<int> ft = {2, 16};
   ft.insert(ft.end(), 91, 2);
   ft.push_back(1);
   EXPECT_EQ(t.finetuned_counts, ft);
 
-  // The seed's printed sums for this run (the BERT log cited in §9.3):
+  // The seed's printed sums for this run (the same BERT log):
   // sum(merging_time_compression_array) = 1.099710923666425,
   // sum(group_compression_time_array)   = 0.023590015845828576,
   // sum(group_backward_time_size_array) = 0.04641398668288996.
@@ -97,7 +99,7 @@ TEST(OgmPartition, BertBaseRho01MatchesLog) {
   EXPECT_NEAR(t.sum_b_s, 0.046414, 1e-15);
 }
 
-// §9.3 worked example 2 (log-confirmed): GPT-2-large, unknown key => T_bwd = 0,
+// Logged partition 2 (the seed's RGMerge GPT-2 log): GPT-2-large, unknown key => T_bwd = 0,
 // rho = 1.0, Tc clamped above 150,000 KB.
 TEST(OgmPartition, Gpt2LargeRho1MatchesLog) {
   const OgmTrace t = ogm_partition_trace(backward(gpt2_large_forward()), 1.0, "gpt_2");
@@ -106,7 +108,10 @@ TEST(OgmPartition, Gpt2LargeRho1MatchesLog) {
 
   // T_bwd = 0: every greedy group is exactly two tensors.
   EXPECT_EQ(t.greedy_counts, std::vector<int>(218, 2));
-  EXPECT_EQ(t.finetuned_counts.size(), 191u);  // g0, one merge of 28 pairs, 189 pairs
+  // g0, one merge of 28 pairs, then (with b = 0 the accumulator grows only by
+  // compression time and never passes the merged run's summed tc) the
+  // end-of-list branch appends the remaining 189 pairs alone.
+  EXPECT_EQ(t.finetuned_counts.size(), 191u);
   EXPECT_EQ(t.finetuned_counts[1], 56);
   EXPECT_EQ(t.sum_b_s, 0.0);
 
@@ -152,26 +157,64 @@ TEST(OgmPartition, QuirkOffByOneAndCorrectedSums) {
 }
 
 TEST(OgmPartition, CorrectedBertBase) {
-  // Accumulator restarted per run: runs of 8 pairs (16 tensors) each fit in
-  // tc_0; step 3 (b) fires at the third buffer (16 <= previous 16) and cuts
-  // the tail into 16s until the remainder (87) is no longer larger than what
-  // is already assigned (114). No off-by-one: counts sum to 201.
+  // Accumulator restarted per pass, a merged run costed as one buffer: 8 pairs
+  // fit under tc_0 (the 2-tensor QA head); the next 62 pairs' production fits
+  // under the 16-tensor buffer's own cost, and the remaining 59 tensors form
+  // the last run, merged at the end of the list. Step 3 keeps all four: the
+  // third buffer (124) is larger than the second, so no tail splitting, and
+  // the fourth ends the list. No off-by-one: counts sum to 201.
   const OgmTrace t = ogm_partition_trace(backward(bert_base_forward()), 0.1, "bert_base", false);
-  EXPECT_EQ(t.counts, (std::vector<int>{2, 16, 16, 16, 16, 16, 16, 16, 87}));
+  EXPECT_EQ(t.counts, (std::vector<int>{2, 16, 124, 59}));
+  EXPECT_EQ(t.finetuned_counts, t.counts);
   EXPECT_EQ(t.greedy_counts.size(), 101u);  // step 1 is unchanged
 }
 
-TEST(OgmPartition, QuirkyFineTuningMergesOnlyOnce) {
-  // Whatever the model, with quirks step 2 is: g0, one merged run, then every
-  // remaining greedy group unchanged.
+// Step 2 by hand, seed mode, in units where every group's tc is 1 except
+// where noted and every group's production time b + z is 0.375 (binary
+// fractions, so the sums are exact):
+//   pass 1, bound tc(g0) = 1:  A = .375 (g1), .75 (g2), 1.125 (g3) > 1
+//           -> merge g1..g2 (tc 2)
+//   pass 2, bound 2:           A = 1.5 (g3), 1.875 (g4), 2.25 (g5) > 2
+//           -> merge g3..g4 (tc 2): the bound grew, so a second merge
+//   pass 3, bound 2:           A = 2.625 (g5) > 2 -> g5 alone (tc 8)
+//   pass 4, bound 8:           A = 3 (g6), 3.375 (g7), end of list
+//           -> g6 and g7 appended one by one, not merged.
+// The old reading (bound fixed at tc(g0), accumulator never reset) gives
+// [1, 5, 3, 4, 5, 6, 7]: one merge, then every group alone.
+TEST(OgmFineTune, SeedBoundGrowsAfterAMergeAndTheTailIsAppendedAlone) {
+  std::vector<OgmGroup> g;
+  for (int c = 1; c <= 8; ++c) g.push_back({c, 0, 1.0, 0.125, 0.25});
+  g[0].z_s = g[0].b_s = 0;  // g0's production is never read
+  g[5].tc_s = 8.0;
+  EXPECT_EQ(ogm_fine_tune(g, 0.1, SeedSparsifier::kTopk, true), (std::vector<int>{1, 5, 9, 6, 7, 8}));
+}
+
+// Corrected mode on the same shape of input: the accumulator restarts every
+// pass and a merged run costs what one buffer of its size costs. With empty
+// groups that cost is C = Tc(0) + Tz(0); production per group is 0.375 C.
+//   pass 1, bound C: .375, .75, 1.125 > 1 -> merge g1..g2 (tc C)
+//   pass 2, bound C: same                 -> merge g3..g4 (tc C)
+//   pass 3, bound C: .375 (g5), .75 (g6), end of list -> merge g5..g6.
+// The seed mode on these groups gives [1, 2, 2, 1, 1] (g5 passes the grown
+// accumulator, then g6 passes g5's own tc).
+TEST(OgmFineTune, CorrectedRestartsTheAccumulatorAndMergesTheTail) {
+  const double c = seed_tc_s(0, 0.1) + seed_tz_s(0, SeedSparsifier::kTopk);
+  std::vector<OgmGroup> g(7, OgmGroup{1, 0, c, 0.125 * c, 0.25 * c});
+  EXPECT_EQ(ogm_fine_tune(g, 0.1, SeedSparsifier::kTopk, false), (std::vector<int>{1, 2, 2, 2}));
+  EXPECT_EQ(ogm_fine_tune(g, 0.1, SeedSparsifier::kTopk, true), (std::vector<int>{1, 2, 2, 1, 1}));
+  EXPECT_THROW(ogm_fine_tune({}, 0.1, SeedSparsifier::kTopk, true), std::invalid_argument);
+}
+
+// BERT-base at rho = 0.05 (the seed's BERT-base scripts' density): the bound
+// after the first merge (8 pairs' summed tc) is large enough that a second,
+// long run merges before the accumulator passes it; the last two groups
+// then pass the grown accumulator and stay alone. Under the old reading
+// (bound fixed at tc_0) this was [2, 16, 2, 2, ..., 2, 1] and the final
+// partition [3, 16, 2, 60, 60, 61], the same as at rho = 0.1.
+TEST(OgmPartition, SeedFineTuningMergesAgainAfterTheBoundGrows) {
   const OgmTrace t = ogm_partition_trace(backward(bert_base_forward()), 0.05, "bert_base");
-  const std::vector<int>& g = t.greedy_counts;
-  const std::vector<int>& f = t.finetuned_counts;
-  ASSERT_GE(f.size(), 2u);
-  EXPECT_EQ(f[0], g[0]);
-  const std::size_t tail = f.size() - 2;
-  EXPECT_TRUE(std::equal(f.end() - static_cast<std::ptrdiff_t>(tail), f.end(),
-                         g.end() - static_cast<std::ptrdiff_t>(tail)));
+  EXPECT_EQ(t.finetuned_counts, (std::vector<int>{2, 16, 180, 2, 1}));
+  EXPECT_EQ(t.counts, (std::vector<int>{3, 16, 180, 3}));
 }
 
 TEST(OgmPartition, DiffMinClosesSingleTensors) {

@@ -8,11 +8,11 @@
 namespace sparsefuse::policy::seed {
 namespace {
 
-// §1.2 communication table: x in KB, time in ms.
+// The seed's communication table: x in KB, time in ms.
 constexpr std::array<double, 8> kTcKb = {0.1, 1, 10, 100, 1000, 10000, 100000, 150000};
 constexpr std::array<double, 8> kTcMs = {5.115, 5.463, 5.578, 5.976, 19.65, 112.4, 1005.7, 1516.1};
 
-// §1.2 compression tables: x in KB (10 KB ... 1 GB on a decimal grid), time in ms.
+// The seed's compression tables: x in KB (10 KB ... 1 GB on a decimal grid), time in ms.
 constexpr std::array<double, 6> kTzKb = {10, 100, 1000, 10000, 100000, 1000000};
 constexpr std::array<double, 6> kTopkMs = {0.0768, 0.1762, 0.3171, 0.2413, 0.3452, 1.5996};
 constexpr std::array<double, 6> kDgcMs = {0.340, 0.376, 0.994, 2.592, 10.45, 39.02};
@@ -62,6 +62,25 @@ double seed_backward_time_s(std::string_view model_key) {
     if (e.key == model_key) return e.t_bwd_s;
   }
   return 0.0;
+}
+
+std::string seed_script_model_key(std::string_view trace_model) {
+  struct Entry {
+    std::string_view trace;
+    std::string_view key;
+  };
+  static constexpr std::array<Entry, 6> kScripts = {{
+      {"bert-base", "bert_base"},
+      {"bert-large", "bert_base"},  // no model name passed: the script default
+      {"gpt2-large", "gpt_2"},
+      {"vit-large", "gpt_2"},  // the ViT scripts pass gpt_2
+      {"resnet50", "resnet50"},
+      {"resnet50-cifar100", "resnet50"},
+  }};
+  for (const Entry& e : kScripts) {
+    if (e.trace == trace_model) return std::string(e.key);
+  }
+  return std::string(trace_model);
 }
 
 double seed_diff_min_s(std::string_view model_key) {

@@ -1,4 +1,4 @@
-// The seed code's static cost model (schemes.md §1.2): the per-model backward
+// The seed code's static cost model (docs/seed-partition.md): the per-model backward
 // time, the "8 nodes" communication table and the compression tables that
 // FGBuff/RGMerge/SAFusion/SSFusion use for every adaptive decision.
 //
@@ -9,13 +9,14 @@
 //
 // Table lookups behave like SciPy interp1d(kind='linear') on the table points,
 // clamped to the first/last value outside the range (interp1d itself would
-// raise; the committed GPT-2 log implies clamping, §9.3). The KB argument is
+// raise; the seed's committed GPT-2 log implies clamping). The KB argument is
 // truncated exactly like Python's int().
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace sparsefuse::policy::seed {
@@ -23,7 +24,7 @@ namespace sparsefuse::policy::seed {
 // Per-message start-up cost α (`startup_time`), seconds.
 inline constexpr double kSeedAlphaS = 3.781e-3;
 
-// Compressor tables present in the seed's utils (§1.2). Only top-k is used by
+// Compressor tables present in the seed's utils. Only top-k is used by
 // the seed's partition and selection code; the others are there for
 // experiments with the same cost model.
 enum class SeedSparsifier { kTopk, kDgc, kRedSync, kRandomk, kSidcoExp };
@@ -37,6 +38,15 @@ std::optional<SeedSparsifier> parse_seed_sparsifier(std::string_view name);
 // bert_base. Any other key (bert_large, gpt_2, vit, ...) gives 0.0, which is
 // what the seed code does and which makes the cost model ignore overlap.
 double seed_backward_time_s(std::string_view model_key);
+
+// The model key the seed's training scripts pass for a built-in trace name
+// (docs/seed-partition.md, "Model key"): bert-base -> "bert_base"; bert-large
+// -> "bert_base" too (its script passes no model name, so the default,
+// BERT-base's, applies); gpt2-large and vit-large -> "gpt_2" (T_bwd 0);
+// resnet50 / resnet50-cifar100 -> "resnet50"; resnet152 -> "resnet152".
+// Any other name is returned unchanged: a key the seed table knows (vgg16,
+// ...) selects its entry, anything else gets T_bwd = 0 as in the seed code.
+std::string seed_script_model_key(std::string_view trace_model);
 
 // `diff_min` of the greedy step of optimal_gradient_merging_0101: 0 except
 // lstm 5.8047e-3 s and transformer 9.0568e-2 s.

@@ -22,6 +22,23 @@ TEST(SeedCost, BackwardTimeTableAndUnknownModels) {
   EXPECT_EQ(seed_backward_time_s("vit"), 0.0);
 }
 
+// The names the seed scripts pass: BERT-large's script passes none and runs
+// with BERT-base's backward time; GPT-2 and ViT pass gpt_2, which has none.
+TEST(SeedCost, ScriptModelKeys) {
+  EXPECT_EQ(seed_script_model_key("bert-base"), "bert_base");
+  EXPECT_EQ(seed_script_model_key("bert-large"), "bert_base");
+  EXPECT_EQ(seed_backward_time_s(seed_script_model_key("bert-large")), 0.046414);
+  EXPECT_EQ(seed_script_model_key("gpt2-large"), "gpt_2");
+  EXPECT_EQ(seed_script_model_key("vit-large"), "gpt_2");
+  EXPECT_EQ(seed_backward_time_s(seed_script_model_key("vit-large")), 0.0);
+  EXPECT_EQ(seed_script_model_key("resnet50-cifar100"), "resnet50");
+  EXPECT_EQ(seed_script_model_key("resnet50"), "resnet50");
+  EXPECT_EQ(seed_script_model_key("resnet152"), "resnet152");
+  EXPECT_EQ(seed_script_model_key("vgg16"), "vgg16");
+  EXPECT_EQ(seed_script_model_key("my-model"), "my-model");
+  EXPECT_EQ(seed_backward_time_s(seed_script_model_key("my-model")), 0.0);
+}
+
 TEST(SeedCost, DiffMin) {
   EXPECT_EQ(seed_diff_min_s("lstm"), 5.8047e-3);
   EXPECT_EQ(seed_diff_min_s("transformer"), 9.0568e-2);

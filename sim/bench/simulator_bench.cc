@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::sim {
@@ -27,18 +27,20 @@ void simulate_preset(benchmark::State& state, const char* preset, const char* mo
   // Issue 3: NCCL's model on 8-GPU H200 nodes, rail-optimized 400 Gb/s
   // fabric, max-min link contention between concurrent collectives.
   if (dgx) doc["topology"] = {{"preset", "dgx-h200-ib400"}};
-  Scenario scenario = parse_scenario(doc, "");
-  uint64_t events = 0;
+  model::Scenario scenario = model::parse_scenario(doc, "");
+  uint64_t queue_events = 0, worker_steps = 0;
   int64_t worker_iterations = 0;
   for (auto _ : state) {
-    SimResult r = simulate(scenario);
-    events += r.events;
+    model::RunResult r = simulate(scenario);
+    queue_events += r.queue_events;
+    worker_steps += r.worker_steps;
     worker_iterations += r.worker_iterations;
     benchmark::DoNotOptimize(r.iteration_ns.data());
   }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  state.counters["events_per_s"] = benchmark::Counter(double(events), benchmark::Counter::kIsRate);
+  state.counters["queue_events_per_s"] = benchmark::Counter(double(queue_events), benchmark::Counter::kIsRate);
+  state.counters["worker_steps_per_s"] = benchmark::Counter(double(worker_steps), benchmark::Counter::kIsRate);
   state.counters["worker_iters_per_s"] = benchmark::Counter(double(worker_iterations), benchmark::Counter::kIsRate);
   state.counters["peak_rss_MiB"] = double(usage.ru_maxrss) / 1024.0;  // high-water mark of the process
 }

@@ -73,7 +73,7 @@ assert r1["throughput_samples_per_s"] > 0
 b = r1["buckets"][0]
 for key in ("tensors", "elements", "bytes_per_worker", "collective"):
     assert key in b, key
-for key in ("events", "wall_s", "worker_iterations_per_s"):
+for key in ("queue_events", "worker_steps", "wall_s", "worker_iterations_per_s"):
     assert key in r1["simulator"], key
 assert r1["scenario"]["network"]["latency_us"] == 5.0  # defaults resolved
 for r in (r1, r2, r3):

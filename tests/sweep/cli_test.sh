@@ -14,7 +14,7 @@ expect_error() {
   [[ ! -e "$tmp/out" ]] || { fail "sparsefuse $* wrote $tmp/out"; rm -rf "$tmp/out"; }
 }
 
-expect_error 'bert-base.json: at /workers: expected an integer in [1, 1048576], got 0 (sweep point workers=0)' -- \
+expect_error '--grid workers=0: at /workers: expected an integer in [1, 1048576], got 0 (sweep point workers=0)' -- \
   sweep "$scenario" --grid workers=8,16,0
 expect_error 'at /network/bandwidth_gbps: expected a number > 0' -- \
   sweep "$scenario" --grid workers=8,16 --grid network.bandwidth_gbps=100,-1

@@ -41,11 +41,20 @@ int run_models(const Args& args) {
 }
 
 int run_presets(const Args& args) {
-  if (!no_arguments(args, "usage: sparsefuse presets  (list scheme presets and their knobs)")) return 0;
-  for (const auto& p : policy::preset_catalog()) {
-    std::cout << fmt::format("{:<16} {}\n", p.name, p.summary);
-    if (!p.deviation.empty()) std::cout << fmt::format("{:<16} deviates: {}\n", "", p.deviation);
-    if (!p.defaults.empty()) std::cout << fmt::format("{:<16} knobs: {}\n", "", p.defaults.dump());
+  if (!no_arguments(args, "usage: sparsefuse presets  (list scheme presets, their knobs, defaults and allowed values)")) {
+    return 0;
+  }
+  std::string family;
+  for (const policy::Preset* p : policy::presets()) {
+    if (p->family != family) std::cout << fmt::format("{}[{}]\n", family.empty() ? "" : "\n", family = p->family);
+    std::cout << fmt::format("{:<16} {}\n", p->name, p->summary);
+    if (!p->deviation.empty()) std::cout << fmt::format("{:<16} deviates: {}\n", "", p->deviation);
+    for (const policy::Knob& k : p->knobs) {
+      std::cout << fmt::format("{:<16}   {} = {}  ({}; {})\n", "", k.name, k.default_value.dump(), k.kind_name(), k.help);
+    }
+    if (p->replanning == policy::Replanning::kAllowed) {
+      std::cout << fmt::format("{:<16}   replan_every = 0  (integer >= 0 (iterations); re-plan online every this many)\n", "");
+    }
   }
   return 0;
 }

@@ -1,5 +1,9 @@
 // sparsefuse: design and evaluate gradient tensor fusion and sparsification
 // schemes. Exit status: 0 success, 2 bad input, 1 internal error.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 
@@ -10,7 +14,10 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(usage: sparsefuse COMMAND [ARGS] [--help]
+// Bumped with each release of the result and scenario schemas.
+constexpr const char* kVersion = "0.11.0";
+
+constexpr const char* kUsage = R"(usage: sparsefuse COMMAND [ARGS] [--help] | --version
 
 commands:
   simulate SCENARIO.json   simulate one scheme; print a summary, write result.json
@@ -37,6 +44,18 @@ int main(int argc, char** argv) {
       {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels},
       {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives},
       {"profile-model", run_profile_model}};
+  // Line-buffered even when piped, so progress and results interleave in order.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  // Under `bazel run` the working directory is the runfiles tree; relative
+  // paths on the command line mean the caller's directory.
+  if (const char* caller = std::getenv("BUILD_WORKING_DIRECTORY"); caller && chdir(caller) != 0) {
+    std::cerr << "sparsefuse: error: cannot enter BUILD_WORKING_DIRECTORY " << caller << "\n";
+    return 2;
+  }
+  if (argc >= 2 && std::string(argv[1]) == "--version") {
+    std::cout << "sparsefuse " << kVersion << "\n";
+    return 0;
+  }
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << kUsage << "\n";
     return argc < 2 ? 2 : 0;

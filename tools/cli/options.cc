@@ -1,6 +1,9 @@
 #include "tools/cli/options.h"
 
+#include <filesystem>
 #include <iostream>
+
+#include "common/input_error.h"
 
 namespace sparsefuse::cli {
 
@@ -15,6 +18,19 @@ bool parse_command_line(const std::vector<std::string>& args, const std::string&
   }
   po::notify(vm);
   return true;
+}
+
+void prepare_output_directory(const std::string& option, const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+    throw InputError(option + " " + dir, "", "exists and is not a directory; expected a directory for the output");
+  }
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(option + " " + dir, "", "cannot create the output directory: " + ec.message());
+}
+
+void print_notes(const model::Scenario& scenario) {
+  for (const auto& note : scenario.notes) std::cerr << "note: " << note << "\n";
 }
 
 }  // namespace sparsefuse::cli

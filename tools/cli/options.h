@@ -6,6 +6,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "model/scenario.h"
+
 namespace sparsefuse::cli {
 
 namespace po = boost::program_options;
@@ -15,5 +17,14 @@ namespace po = boost::program_options;
 bool parse_command_line(const std::vector<std::string>& args, const std::string& usage,
                         po::options_description& options, const po::positional_options_description& positional,
                         po::variables_map& vm);
+
+// Checks, before any work, that DIR can hold a command's output: creates it
+// if missing; an existing non-directory or an uncreatable path is bad input
+// named by OPTION.
+void prepare_output_directory(const std::string& option, const std::string& dir);
+
+// Prints the scenario's notes (inert settings, scheme knobs carried over or
+// dropped) to stderr, one "note:" line each.
+void print_notes(const model::Scenario& scenario);
 
 }  // namespace sparsefuse::cli

@@ -46,6 +46,50 @@ std::string unwritable(const std::string& path) {
   return "";
 }
 
+// Only rank 0 writes, so its file system decides; every rank learns whether
+// it refused (the problem text itself only on rank 0; elsewhere "refused").
+std::string out_problem_on_rank0(runtime::CommThread& comm, const std::string& out, std::chrono::milliseconds timeout) {
+  const int rank = comm.rank();
+  const std::string problem = rank == 0 && !out.empty() ? unwritable(out) : "";
+  double refused = problem.empty() ? 0 : 1;
+  try {
+    comm.submit([&](runtime::Communicator& c) { c.allreduce_max(&refused, 1); }, "the check of --out");
+    comm.drain(timeout);
+  } catch (const std::exception& e) {
+    die(fmt::format("rank {}: {}", rank, e.what()));
+  }
+  return refused == 0 ? "" : problem.empty() ? "refused by rank 0" : problem;
+}
+
+// Every collective at every size, rank 0 printing the table as it goes.
+runtime::CollectiveProfile measure(runtime::CommThread& comm, const runtime::CollectiveProfileOptions& o,
+                                   std::chrono::milliseconds timeout) {
+  const int rank = comm.rank();
+  runtime::CollectiveProfile profile;
+  profile.options = o;
+  profile.ranks = comm.size();
+  profile.library = runtime::MpiCommunicator::library_version();
+  if (rank == 0) std::cout << runtime::table_header(profile) << std::flush;
+  for (Collective collective : runtime::profiled_collectives()) {
+    for (int64_t bytes : runtime::profile_sizes(collective, profile.ranks, o.min_bytes, o.max_bytes)) {
+      double time_us = 0;
+      try {
+        comm.submit(
+            [&](runtime::Communicator& c) {
+              time_us = runtime::time_collective(c, collective, bytes, o.warmup, o.iterations);
+            },
+            fmt::format("the {} of {} bytes", collective_name(collective), bytes));
+        comm.drain(timeout);
+      } catch (const std::exception& e) {
+        die(fmt::format("rank {}: {}", rank, e.what()));
+      }
+      profile.timings.push_back({collective, bytes, time_us});
+      if (rank == 0) std::cout << runtime::table_row(profile.timings.back(), profile.ranks) << std::flush;
+    }
+  }
+  return profile;
+}
+
 }  // namespace
 
 int run_profile_collectives(const Args& args) {
@@ -99,42 +143,12 @@ int run_profile_collectives(const Args& args) {
     return refuse_on_every_rank(*comm, e, kInputTimeout);
   }
   const auto timeout = std::chrono::milliseconds(std::llround(timeout_s * 1000));
-  // Only rank 0 writes, so its file system decides; the others learn its verdict.
-  const std::string out_problem = rank == 0 && !out.empty() ? unwritable(out) : "";
-  double refused = out_problem.empty() ? 0 : 1;
-  try {
-    comm->submit([&](runtime::Communicator& c) { c.allreduce_max(&refused, 1); }, "the check of --out");
-    comm->drain(timeout);
-  } catch (const std::exception& e) {
-    die(fmt::format("rank {}: {}", rank, e.what()));
-  }
-  if (refused > 0) {
-    return refuse_on_every_rank(*comm, InputError("--out", "", fmt::format("cannot write {}: {}", out, out_problem)),
+  if (const std::string problem = out_problem_on_rank0(*comm, out, timeout); !problem.empty()) {
+    return refuse_on_every_rank(*comm, InputError("--out", "", fmt::format("cannot write {}: {}", out, problem)),
                                 timeout);
   }
 
-  runtime::CollectiveProfile profile;
-  profile.options = o;
-  profile.ranks = comm->size();
-  profile.library = runtime::MpiCommunicator::library_version();
-  if (rank == 0) std::cout << runtime::table_header(profile) << std::flush;
-  for (runtime::Collective collective : runtime::profiled_collectives()) {
-    for (int64_t bytes : runtime::profile_sizes(collective, profile.ranks, o.min_bytes, o.max_bytes)) {
-      double time_us = 0;
-      try {
-        comm->submit(
-            [&](runtime::Communicator& c) {
-              time_us = runtime::time_collective(c, collective, bytes, o.warmup, o.iterations);
-            },
-            fmt::format("the {} of {} bytes", sim::netmodel::name(collective), bytes));
-        comm->drain(timeout);
-      } catch (const std::exception& e) {
-        die(fmt::format("rank {}: {}", rank, e.what()));
-      }
-      profile.timings.push_back({collective, bytes, time_us});
-      if (rank == 0) std::cout << runtime::table_row(profile.timings.back(), profile.ranks) << std::flush;
-    }
-  }
+  const runtime::CollectiveProfile profile = measure(*comm, o, timeout);
   if (rank == 0 && !out.empty()) {
     write_file_atomically(out, profile.to_json().dump(2) + "\n");
     std::cout << "wrote " << out << "\n";

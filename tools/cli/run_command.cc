@@ -16,7 +16,7 @@
 #include "runtime/comm_thread.h"
 #include "runtime/driver.h"
 #include "runtime/mpi_communicator.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 #include "tools/cli/rank_exit.h"
@@ -36,8 +36,8 @@ constexpr std::chrono::milliseconds kInputTimeout{60'000};
 
 [[noreturn]] void die(int rank, const std::string& message) { die_now(fmt::format("run: rank {}", rank), message); }
 
-std::string summary(const sim::Scenario& s, const runtime::RunOutcome& outcome, const std::string& transport) {
-  const sim::SimResult& r = outcome.result;
+std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome, const std::string& transport) {
+  const model::RunResult& r = outcome.result;
   const Json result = r.to_json(false);
   const Json& t = result["iteration_time_s"];
   const auto ms = [](double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); };
@@ -68,7 +68,7 @@ std::string summary(const sim::Scenario& s, const runtime::RunOutcome& outcome, 
   for (size_t k = 0; r.buckets.size() <= 16 && k < r.buckets.size(); ++k) {
     const auto& rec = r.buckets[k];
     out += fmt::format("  #{:<3} tensors [{}, {}) {:<9} {:>9} elements {:>11.1f} sent  compress {:>9}  collective {:>9}\n",
-                       k, rec.bucket.first_tensor, rec.bucket.end_tensor, policy::collective_name(rec.bucket.collective),
+                       k, rec.bucket.first_tensor, rec.bucket.end_tensor, collective_name(rec.bucket.collective),
                        rec.bucket.elements, rec.sent_elements, ms(rec.compression_s), ms(rec.duration_s));
   }
   if (outcome.executor["checked"].get<bool>()) {
@@ -121,8 +121,8 @@ int run_runtime(const Args& args) {
     die(rank, e.what());
   }
   if (comm->size() != ranks) die(rank, fmt::format("MPI reports {} ranks, mpirun's environment {}", comm->size(), ranks));
-  sim::Scenario scenario;
-  std::unique_ptr<sim::PlannedScheme> planned;
+  model::Scenario scenario;
+  std::unique_ptr<model::ScenarioPlan> planned;
   try {
     run.time_scale = vm["time-scale"].as<double>();
     if (!(run.time_scale > 0 && run.time_scale <= 1e6)) {
@@ -134,7 +134,8 @@ int run_runtime(const Args& args) {
     }
     run.timeout = std::chrono::milliseconds(std::llround(timeout * 1000));
     auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-    scenario = sim::load_scenario(vm["scenario"].as<std::string>(), overrides);
+    scenario = model::load_scenario(vm["scenario"].as<std::string>(), overrides);
+    if (rank == 0) print_notes(scenario);
     planned = runtime::plan_for_runtime(scenario, ranks);
   } catch (const InputError& e) {
     return refuse_on_every_rank(*comm, e, kInputTimeout);

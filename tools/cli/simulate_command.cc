@@ -1,11 +1,36 @@
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "common/atomic_file.h"
+#include "common/input_error.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/summary.h"
 
 namespace sparsefuse::cli {
+
+// The timeline's workers and iterations must exist in the scenario (a
+// default range is cut to the workers there are).
+static std::unique_ptr<sim::Timeline> make_timeline(const po::variables_map& vm, const model::Scenario& scenario) {
+  auto workers = sim::parse_index_list("--timeline-workers", vm["timeline-workers"].as<std::string>());
+  if (vm["timeline-workers"].defaulted()) {
+    workers.erase(workers.lower_bound(scenario.workers), workers.end());
+  } else if (*workers.rbegin() >= scenario.workers) {
+    throw InputError("--timeline-workers", "", fmt::format("worker {} does not exist; the scenario has {} (0-{})",
+                                                           *workers.rbegin(), scenario.workers, scenario.workers - 1));
+  }
+  const int total = scenario.warmup_iterations + scenario.iterations;
+  auto iterations = vm.count("timeline-iterations")
+                        ? sim::parse_index_list("--timeline-iterations", vm["timeline-iterations"].as<std::string>())
+                        : std::set<int>{scenario.warmup_iterations};
+  if (*iterations.rbegin() >= total) {
+    throw InputError("--timeline-iterations", "", fmt::format("iteration {} does not exist; the scenario runs {} (0-{})",
+                                                              *iterations.rbegin(), total, total - 1));
+  }
+  return std::make_unique<sim::Timeline>(workers, iterations);
+}
 
 int run_simulate(const Args& args) {
   po::options_description options("sparsefuse simulate options");
@@ -26,17 +51,13 @@ int run_simulate(const Args& args) {
     return 0;
   }
   auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  sim::Scenario scenario = sim::load_scenario(vm["scenario"].as<std::string>(), overrides);
+  model::Scenario scenario = model::load_scenario(vm["scenario"].as<std::string>(), overrides);
+  print_notes(scenario);
 
+  if (vm.count("out")) prepare_output_directory("--out", vm["out"].as<std::string>());
   std::unique_ptr<sim::Timeline> timeline;
-  if (vm.count("timeline")) {
-    auto workers = sim::parse_index_list("--timeline-workers", vm["timeline-workers"].as<std::string>());
-    auto iterations = vm.count("timeline-iterations")
-                          ? sim::parse_index_list("--timeline-iterations", vm["timeline-iterations"].as<std::string>())
-                          : std::set<int>{scenario.warmup_iterations};
-    timeline = std::make_unique<sim::Timeline>(workers, iterations);
-  }
-  sim::SimResult result = sim::simulate(scenario, timeline.get());
+  if (vm.count("timeline")) timeline = make_timeline(vm, scenario);
+  model::RunResult result = sim::simulate(scenario, timeline.get(), ProgressLine("simulate", "iterations"));
   std::cout << format_summary(scenario, result);
   if (vm.count("out")) {
     std::string path = vm["out"].as<std::string>() + "/result.json";

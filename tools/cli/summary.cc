@@ -6,7 +6,7 @@ namespace sparsefuse::cli {
 
 static std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
-static std::string describe_network(const sim::Scenario& s) {
+static std::string describe_network(const model::Scenario& s) {
   const auto& n = s.network;
   std::string out;
   if (n.model == "flat") {
@@ -26,7 +26,7 @@ static std::string describe_network(const sim::Scenario& s) {
   return out;
 }
 
-std::string format_summary(const sim::Scenario& s, const sim::SimResult& r) {
+std::string format_summary(const model::Scenario& s, const model::RunResult& r) {
   int with_grad = 0;
   for (const auto& t : s.trace.tensors) with_grad += t.has_grad;
   const auto& b = r.breakdown;
@@ -60,8 +60,8 @@ std::string format_summary(const sim::Scenario& s, const sim::SimResult& r) {
                        r.plan["buffers"].get<int>(), r.plan["dense_tensors"].get<int>(),
                        r.plan["cpu_offloaded_tensors"].get<int>(), r.plan["tensor_missing_rate"].get<double>());
   }
-  out += fmt::format("simulator       {} events in {:.3f} s ({:.2f} M events/s, {:.0f} worker-iterations/s)\n",
-                     r.events, r.wall_s, double(r.events) / r.wall_s / 1e6, double(r.worker_iterations) / r.wall_s);
+  out += fmt::format("simulator       {} queue events and {} worker steps in {:.3f} s ({:.0f} worker-iterations/s)\n",
+                     r.queue_events, r.worker_steps, r.wall_s, double(r.worker_iterations) / r.wall_s);
   return out;
 }
 

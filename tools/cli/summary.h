@@ -3,11 +3,11 @@
 
 #include <string>
 
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
 
 namespace sparsefuse::cli {
 
-std::string format_summary(const sim::Scenario& scenario, const sim::SimResult& result);
+std::string format_summary(const model::Scenario& scenario, const model::RunResult& result);
 
 }  // namespace sparsefuse::cli

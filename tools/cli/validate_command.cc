@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
-#include "sim/scenario.h"
+#include "model/scenario.h"
 #include "sim/simulator.h"
-#include "sim/validation.h"
+#include "model/validation.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 
@@ -26,7 +26,7 @@ std::string describe_executor(const Json& result) {
   return fmt::format("{}, {} ranks on {}", x.value("name", "?"), x.value("ranks", 0), x.value("host", "?"));
 }
 
-void print(const sim::Validation& v, const std::string& measured_path, const Json& measured, const Json& simulated,
+void print(const model::Validation& v, const std::string& measured_path, const Json& measured, const Json& simulated,
            const std::vector<std::string>& overrides) {
   std::string sets;
   for (const auto& o : overrides) sets += " --set " + o;
@@ -84,18 +84,18 @@ int run_validate(const Args& args) {
   const JsonNode root(measured, path, "");
   root.expect_object();
   Json scenario_doc = root.child("scenario").json();
-  for (const auto& o : overrides) sim::apply_override(scenario_doc, o);
+  for (const auto& o : overrides) model::apply_override(scenario_doc, o);
   // Relative paths in the scenario (traces, profiles) resolve from the result's
   // directory; errors point into the result file's "scenario" member.
-  sim::Scenario scenario;
+  model::Scenario scenario;
   try {
-    scenario = sim::parse_scenario(scenario_doc, path);
+    scenario = model::parse_scenario(scenario_doc, path);
   } catch (const InputError& e) {
     if (e.file() != path) throw;  // a trace or profile the scenario names
     throw InputError(path, "/scenario" + e.pointer(), e.problem());
   }
   const Json simulated = sim::simulate(scenario).to_json(/*timing=*/false);
-  const sim::Validation v = sim::compare_results(root, JsonNode(simulated, "the simulation", ""));
+  const model::Validation v = model::compare_results(root, JsonNode(simulated, "the simulation", ""));
   print(v, path, measured, simulated, overrides);
   if (vm.count("out")) {
     const std::string dir = vm["out"].as<std::string>();

@@ -1,0 +1,200 @@
+#include "model/compression_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/embedded_json.h"
+#include "policy/seed/seed_cost.h"
+
+namespace sparsefuse::model {
+
+using policy::Sparsifier;
+
+// profiles/cpu-dev-2core.json: `sparsefuse profile-kernels --device cpu` on the
+// development machine (see profiles/README.md).
+constexpr const char* kDefaultCpuProfile = "cpu-dev-2core";
+
+void CostCurve::add(int64_t elements, double density, double time_us) {
+  auto& points = by_density_[density];
+  points.emplace_back(double(elements), time_us);
+  std::sort(points.begin(), points.end());
+}
+
+double CostCurve::at_density(const std::vector<std::pair<double, double>>& points, double n) const {
+  if (n <= points.front().first) return points.front().second;
+  if (n >= points.back().first) return points.back().second * n / points.back().first;
+  auto hi = std::lower_bound(points.begin(), points.end(), std::make_pair(n, -1.0));
+  auto lo = hi - 1;
+  double f = std::log(n / lo->first) / std::log(hi->first / lo->first);
+  return std::exp(std::log(lo->second) + f * (std::log(hi->second) - std::log(lo->second)));
+}
+
+double CostCurve::time_us(int64_t elements, double density) const {
+  auto hi = by_density_.lower_bound(density);
+  if (hi == by_density_.end()) return at_density(std::prev(hi)->second, double(elements));
+  if (hi == by_density_.begin() || hi->first == density) return at_density(hi->second, double(elements));
+  auto lo = std::prev(hi);
+  double f = (density - lo->first) / (hi->first - lo->first);
+  return (1 - f) * at_density(lo->second, double(elements)) + f * at_density(hi->second, double(elements));
+}
+
+CompressionConfig CompressionConfig::parse(const JsonNode& node) {
+  node.check_keys({"density", "sparsifier", "profile", "cpu_profile", "gpu_memory_gbytes_per_s",
+                   "pcie_gbytes_per_s", "cpu_threads", "side_stream_contention"});
+  CompressionConfig c;
+  c.density = node.get_number("density", c.density, 0, 1, /*min_exclusive=*/true);
+  if (auto s = node.optional_child("sparsifier")) {
+    c.sparsifier = s->as_string();
+    const auto& names = policy::sparsifier_names();
+    if (std::find(names.begin(), names.end(), c.sparsifier) == names.end()) {
+      std::string hint = nearest_name(c.sparsifier, names);
+      s->fail(fmt::format("unknown sparsifier \"{}\"{}", c.sparsifier,
+                          hint.empty() ? "" : fmt::format("; did you mean \"{}\"?", hint)));
+    }
+  }
+  c.profile = node.get_string("profile", c.profile);
+  c.cpu_profile = node.get_string("cpu_profile", c.cpu_profile);
+  c.gpu_memory_gbytes_per_s = node.get_number("gpu_memory_gbytes_per_s", c.gpu_memory_gbytes_per_s, 0, 1e6, true);
+  c.pcie_gbytes_per_s = node.get_number("pcie_gbytes_per_s", c.pcie_gbytes_per_s, 0, 1e6, true);
+  c.cpu_threads = int(node.get_int("cpu_threads", c.cpu_threads, 1, 4096));
+  c.side_stream_contention = node.get_number("side_stream_contention", c.side_stream_contention, 0, 100);
+  return c;
+}
+
+Json CompressionConfig::to_json() const {
+  Json j = {{"density", density},
+            {"profile", profile},
+            {"cpu_profile", cpu_profile},
+            {"gpu_memory_gbytes_per_s", gpu_memory_gbytes_per_s},
+            {"pcie_gbytes_per_s", pcie_gbytes_per_s},
+            {"cpu_threads", cpu_threads},
+            {"side_stream_contention", side_stream_contention}};
+  if (!sparsifier.empty()) j["sparsifier"] = sparsifier;
+  return j;
+}
+
+double load_profile_curves(const Json& document, const std::string& file,
+                           std::map<Sparsifier, CostCurve>& curves) {
+  JsonNode root(document, file, "");
+  JsonNode format = root.child("format");
+  if (format.as_string() != "sparsefuse-profile/1") format.fail("expected \"sparsefuse-profile/1\"");
+  JsonNode compression = root.child("compression");
+  compression.expect_object();
+  for (auto it = document["compression"].begin(); it != document["compression"].end(); ++it) {
+    const auto& names = policy::sparsifier_names();
+    if (std::find(names.begin(), names.end(), it.key()) == names.end()) continue;  // other kernels (pack, ef_topk)
+    JsonNode points = compression.child(it.key());
+    CostCurve& curve = curves[policy::parse_sparsifier(it.key())];
+    for (size_t i = 0; i < points.array_size(); ++i) {
+      JsonNode p = points.element(i);
+      curve.add(p.child("elements").as_int(1, int64_t(1) << 40), p.child("density").as_number(0, 1, true),
+                p.child("time_us").as_number(0, 1e12, true));
+    }
+  }
+  // An effective bandwidth from the measured unpack points, if any.
+  double bytes = 0, ns = 0;
+  if (auto d = root.optional_child("decompression"); d && d->has("unpack")) {
+    JsonNode unpack = d->child("unpack");
+    for (size_t i = 0; i < unpack.array_size(); ++i) {
+      JsonNode p = unpack.element(i);
+      double n = double(p.child("elements").as_int(1, int64_t(1) << 40));
+      double rho = p.child("density").as_number(0, 1, true);
+      double workers = double(p.child("workers").as_int(1, 1 << 20));
+      bytes += 4 * n + 8 * workers * std::floor(n * rho);
+      ns += p.child("time_us").as_number(0, 1e12, true) * 1e3;
+    }
+  }
+  return ns > 0 ? bytes / ns : 0.0;
+}
+
+// A built-in profile name (profiles/NAME.json, compiled in) or a file path.
+static Json load_profile_document(const std::string& name, const std::string& base_dir, std::string& file) {
+  for (const auto& entry : builtin_profile_table()) {
+    if (entry.name == name) {
+      file = "profiles/" + name + ".json";
+      return Json::parse(entry.json);
+    }
+  }
+  std::filesystem::path path(name);
+  if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+  file = path.string();
+  return load_json_file(file);
+}
+
+CompressionCost::CompressionCost(const CompressionConfig& config, const std::string& base_dir,
+                                 const std::string& scenario_file)
+    : config_(config), unpack_bytes_per_ns_(config.gpu_memory_gbytes_per_s), scenario_file_(scenario_file) {
+  if (config.profile == "seed-8node") {
+    seed_tables_ = true;
+    gpu_source_ = "seed-8node (seed code tables, schemes.md §1.2)";
+  } else {
+    std::string file;
+    double measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file, gpu_);
+    if (measured > 0) unpack_bytes_per_ns_ = measured;
+    gpu_source_ = file;
+  }
+  // CPU curves: the named profile, else the one measured on the development
+  // machine when it is compiled in (cpu_ns() reports their absence).
+  const std::string cpu_name = config.cpu_profile.empty() ? kDefaultCpuProfile : config.cpu_profile;
+  const bool builtin = std::any_of(builtin_profile_table().begin(), builtin_profile_table().end(),
+                                   [&](const EmbeddedJson& e) { return e.name == cpu_name; });
+  if (builtin || !config.cpu_profile.empty()) {
+    load_profile_curves(load_profile_document(cpu_name, base_dir, cpu_source_), cpu_source_, cpu_);
+  }
+}
+
+// The seed tables exist for top-k, DGC, RedSync, random-k and SIDCo-exp.
+// Gaussiank's row is commented out in the seed: it is costed with SIDCo's
+// (both are a statistics pass plus a threshold pass); ADTopk with top-k's.
+static policy::seed::SeedSparsifier seed_table_for(Sparsifier s) {
+  using policy::seed::SeedSparsifier;
+  switch (s) {
+    case Sparsifier::kDgc: return SeedSparsifier::kDgc;
+    case Sparsifier::kRedsync: return SeedSparsifier::kRedSync;
+    case Sparsifier::kRandomk: return SeedSparsifier::kRandomk;
+    case Sparsifier::kSidco:
+    case Sparsifier::kGaussiank: return SeedSparsifier::kSidcoExp;
+    default: return SeedSparsifier::kTopk;
+  }
+}
+
+static const CostCurve& curve_for(const std::map<Sparsifier, CostCurve>& curves, Sparsifier s,
+                                  const std::string& source) {
+  auto it = curves.find(s);
+  // ADTopk-I's global iterations are top-k; ADTopk without its own curve uses top-k's.
+  if (it == curves.end() && (s == Sparsifier::kAdtopk || s == Sparsifier::kAdtopkI)) it = curves.find(Sparsifier::kTopk);
+  if (it == curves.end() || it->second.empty()) {
+    throw InputError(source, "/compression", "the profile has no curve for sparsifier \"" +
+                                                 policy::sparsifier_name(s) + "\"");
+  }
+  return it->second;
+}
+
+TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density) const {
+  if (seed_tables_) return seconds_to_ns(policy::seed::seed_tz_s(elements, seed_table_for(s)));
+  return TimeNs(std::llround(curve_for(gpu_, s, gpu_source_).time_us(elements, density) * 1e3));
+}
+
+TimeNs CompressionCost::cpu_ns(Sparsifier s, int64_t elements, double density) const {
+  if (cpu_.empty()) {
+    throw InputError(scenario_file_, "/compression/cpu_profile",
+                     "CPU offload needs CPU cost curves: give a profile measured with "
+                     "`sparsefuse profile-kernels --device cpu`");
+  }
+  double copies_bytes = 4.0 * double(elements) + 8.0 * double(policy::exact_count(elements, density));
+  double copy_ns = copies_bytes / config_.pcie_gbytes_per_s;
+  return TimeNs(std::llround(curve_for(cpu_, s, cpu_source_).time_us(elements, density) * 1e3 + copy_ns));
+}
+
+TimeNs CompressionCost::error_feedback_ns(int64_t elements) const {
+  return TimeNs(std::llround(12.0 * double(elements) / config_.gpu_memory_gbytes_per_s));
+}
+
+TimeNs CompressionCost::decompression_ns(int64_t elements, int64_t gathered_pairs) const {
+  return TimeNs(std::llround((4.0 * double(elements) + 8.0 * double(gathered_pairs)) / unpack_bytes_per_ns_));
+}
+
+}  // namespace sparsefuse::model

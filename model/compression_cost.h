@@ -1,0 +1,77 @@
+// What compression costs in the simulator: a GPU curve time(n, density) per
+// sparsifier, a CPU curve for offloaded compression, error-feedback memory
+// traffic, and decompression. Curves come from a hardware profile measured by
+// `sparsefuse profile-kernels` (profiles/*.json, "sparsefuse-profile/1"), or
+// from the seed code's "8 nodes" tables (profile "seed-8node", schemes.md §1.2).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/json_reader.h"
+#include "common/time.h"
+#include "policy/sparsifier.h"
+
+namespace sparsefuse::model {
+
+// Measured points of one kernel: time at (elements, density).
+class CostCurve {
+ public:
+  void add(int64_t elements, double density, double time_us);
+  // Log-log interpolation in elements within each measured density (clamped
+  // below the smallest size, proportional to size above the largest), then
+  // linear in density between the two nearest measured densities (clamped).
+  double time_us(int64_t elements, double density) const;
+  bool empty() const { return by_density_.empty(); }
+
+ private:
+  std::map<double, std::vector<std::pair<double, double>>> by_density_;  // density -> (elements, us) sorted
+  double at_density(const std::vector<std::pair<double, double>>& points, double elements) const;
+};
+
+struct CompressionConfig {
+  double density = 0.01;       // default for sparse presets (scheme knobs override)
+  std::string sparsifier;      // "" = each preset's own default
+  std::string profile = "seed-8node";  // or a profile file path
+  std::string cpu_profile;             // profile file with CPU curves ("" = built-in measured CPU profile)
+  double gpu_memory_gbytes_per_s = 900;  // EF traffic and decompression when the profile has no unpack curve
+  double pcie_gbytes_per_s = 12;         // device<->host copies of offloaded compression
+  int cpu_threads = 4;                   // offload thread pool
+  double side_stream_contention = 0.25;  // backward runs at 1/(1+c) speed while a side-stream job runs
+
+  static CompressionConfig parse(const JsonNode& node);
+  Json to_json() const;
+};
+
+class CompressionCost {
+ public:
+  // Loads the profiles named by CONFIG; relative paths resolve against
+  // BASE_DIR. SCENARIO_FILE names the scenario in error messages.
+  CompressionCost(const CompressionConfig& config, const std::string& base_dir, const std::string& scenario_file);
+
+  TimeNs gpu_ns(policy::Sparsifier s, int64_t elements, double density) const;
+  // One CPU thread, plus the copies: 4n bytes down, 8 bytes per selected element up.
+  TimeNs cpu_ns(policy::Sparsifier s, int64_t elements, double density) const;
+  // acc = residual + gradient and the residual update: 12 bytes per element.
+  TimeNs error_feedback_ns(int64_t elements) const;
+  // Zero-fill the dense buffer and scatter-add every worker's pairs.
+  TimeNs decompression_ns(int64_t elements, int64_t gathered_pairs) const;
+  const CompressionConfig& config() const { return config_; }
+  std::string gpu_source() const { return gpu_source_; }
+
+ private:
+  CompressionConfig config_;
+  bool seed_tables_ = false;
+  std::map<policy::Sparsifier, CostCurve> gpu_, cpu_;
+  double unpack_bytes_per_ns_;
+  std::string gpu_source_, cpu_source_;
+  std::string scenario_file_;
+};
+
+// Reads the "compression" curves of a profile file into CURVES; returns the
+// effective unpack bandwidth (bytes/ns) if the profile measured one, else 0.
+double load_profile_curves(const Json& document, const std::string& file,
+                           std::map<policy::Sparsifier, CostCurve>& curves);
+
+}  // namespace sparsefuse::model

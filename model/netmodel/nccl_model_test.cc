@@ -1,0 +1,342 @@
+// Expected values are worked out by hand from the formulas of baselines.md
+// §1.3 (and the assumptions in nccl_model.h), shown in the comments; the
+// code under test is not used to produce them.
+#include "model/netmodel/nccl_model.h"
+
+#include <gtest/gtest.h>
+
+#include "common/input_error.h"
+
+namespace sparsefuse::netmodel {
+namespace {
+
+constexpr double kKiB4 = 4096, kMiB = 1048576, kMiB256 = 268435456;
+
+// Topology A: one node of 8 Hopper GPUs on NVLink, 4 channels of 20 GB/s.
+NcclTopology one_node() {
+  NcclTopology t;
+  t.nodes = 1;
+  t.gpus_per_node = 8;
+  t.intra = IntraLink::kNVLink;
+  t.bw_intra_gbs = 20;
+  t.bw_inter_gbs = 12;
+  t.channels = 4;
+  t.arch = GpuArch::kHopper;
+  t.cpu = CpuVendor::kIntel;
+  return t;
+}
+
+// Topology B: 4 such nodes (32 ranks) joined by a network of 12 GB/s per channel.
+NcclTopology four_nodes() {
+  NcclTopology t = one_node();
+  t.nodes = 4;
+  return t;
+}
+
+const Candidate& find(const CollectiveEstimate& e, Algorithm a, Protocol p) {
+  for (const auto& c : e.candidates) {
+    if (c.algorithm == a && c.protocol == p) return c;
+  }
+  throw std::logic_error("no such candidate");
+}
+
+void expect_candidate(const NcclModel& m, Collective coll, Algorithm a, Protocol p, double bytes, double latency,
+                      double bandwidth, double time) {
+  Candidate c = m.candidate(coll, a, p, bytes);
+  SCOPED_TRACE(std::string(name(a)) + "/" + name(p) + " at " + std::to_string(bytes) + " B");
+  EXPECT_NEAR(c.latency_us, latency, 1e-9 * latency);
+  EXPECT_NEAR(c.bandwidth_gbs, bandwidth, 1e-9 * bandwidth);
+  EXPECT_NEAR(c.time_us, time, 1e-9 * time);
+}
+
+// One node, allreduce. p = 8, nsteps = 2(p-1) = 14, busBw = 4 x 20 = 80 GB/s.
+// Ring bandwidth (algBw = busBw' x p / nsteps = x 8/14):
+//   LL     min(llMaxBw Hopper 1-node 141, 0.5 x 80) = 40        -> 22.857142857
+//   LL128  min(0.92 x 80 = 73.6, 4 x 36.7 = 146.8) = 73.6       -> 42.057142857
+//   Simple 80                                                   -> 45.714285714
+// Ring latency = baseLat + 14 x hwLat[NVLink][Ring]:
+//   LL 6.6 + 14 x 0.6 = 15.0; LL128 14 + 14 x 1.9 = 40.6; Simple 8.4 + 14 x 3.4 = 56.0
+// Tree bus: min(0.92 x 80 = 73.6, 4 x perChMaxTreeBw 38.7 = 154.8) = 73.6, then
+//   LL     min(73.6 / 3.8, 141) = 19.368421 x 0.5 = 9.684210526
+//   LL128  min(73.6 x 7/9 = 57.2444, 146.8) x 0.5 = 28.622222222
+//   Simple 73.6 x 0.5 = 36.8
+// Tree latency = baseLat + 2 x (7 x hwLat[NVLink][Tree] + 0):
+//   LL 6.8 + 14 x 0.6 = 15.2; LL128 14 + 14 x 1.25 = 31.5; Simple 8.4 + 14 x 4 = 64.4
+// Tree correction (our table): 4 KiB -> bucket log2(4096/64) = 6: LL 0.8, LL128 0.9,
+// Simple 0.9; 1 MiB -> bucket 14: 0.4, 0.6, 0.5; 256 MiB -> bucket 22: 1.0.
+TEST(NcclModel, OneNodeAllreduceCandidatesByHand) {
+  NcclModel m(one_node());
+  const auto AR = Collective::kAllreduce;
+  const auto Ring = Algorithm::kRing, Tree = Algorithm::kTree;
+  const auto LL = Protocol::kLL, LL128 = Protocol::kLL128, Simple = Protocol::kSimple;
+  // time = latency + bytes / (1000 x bandwidth)
+  // 4 KiB: ring LL 15 + 4096/22857.14 = 15.1792; LL128 40.6 + 0.0973913 = 40.6973913;
+  //        Simple 56 + 0.0896 = 56.0896
+  expect_candidate(m, AR, Ring, LL, kKiB4, 15.0, 22.857142857142858, 15.1792);
+  expect_candidate(m, AR, Ring, LL128, kKiB4, 40.6, 42.05714285714286, 40.69739130434783);
+  expect_candidate(m, AR, Ring, Simple, kKiB4, 56.0, 45.714285714285715, 56.0896);
+  // tree 4 KiB: LL bw 9.6842105 x 0.8 = 7.7473684: 15.2 + 0.5286957 = 15.7286957
+  //             LL128 28.622222 x 0.9 = 25.76: 31.5 + 0.1590062 = 31.6590062
+  //             Simple 36.8 x 0.9 = 33.12: 64.4 + 0.1236715 = 64.5236715
+  expect_candidate(m, AR, Tree, LL, kKiB4, 15.2, 7.747368421052632, 15.728695652173911);
+  expect_candidate(m, AR, Tree, LL128, kKiB4, 31.5, 25.76, 31.659006211180124);
+  expect_candidate(m, AR, Tree, Simple, kKiB4, 64.4, 33.12, 64.52367149758454);
+  // 1 MiB: ring LL 15 + 1048576 x 14 / 320000 = 15 + 45.8752 = 60.8752
+  //        LL128 40.6 + 1048576 x 14 / 588800 = 40.6 + 24.9321739 = 65.5321739
+  //        Simple 56 + 1048576 x 14 / 640000 = 56 + 22.9376 = 78.9376
+  expect_candidate(m, AR, Ring, LL, kMiB, 15.0, 22.857142857142858, 60.8752);
+  expect_candidate(m, AR, Ring, LL128, kMiB, 40.6, 42.05714285714286, 65.53217391304348);
+  expect_candidate(m, AR, Ring, Simple, kMiB, 56.0, 45.714285714285715, 78.9376);
+  // tree 1 MiB: LL128 28.622222 x 0.6 = 17.173333: 31.5 + 61.0583851 = 92.5583851
+  //             Simple 36.8 x 0.5 = 18.4: 64.4 + 56.9878261 = 121.3878261
+  expect_candidate(m, AR, Tree, LL128, kMiB, 31.5, 17.173333333333332, 92.55838509316771);
+  expect_candidate(m, AR, Tree, Simple, kMiB, 64.4, 18.4, 121.38782608695652);
+  // 256 MiB: ring Simple 56 + 268435456 x 14 / 640000 = 56 + 5872.0256 = 5928.0256
+  //          ring LL128 40.6 + 268435456 x 14 / 588800 = 40.6 + 6382.6365217 = 6423.2365217
+  //          tree Simple (correction 1.0) 64.4 + 268435456 / 36800 = 64.4 + 7294.4417391 = 7358.8417391
+  expect_candidate(m, AR, Ring, Simple, kMiB256, 56.0, 45.714285714285715, 5928.0256);
+  expect_candidate(m, AR, Ring, LL128, kMiB256, 40.6, 42.05714285714286, 6423.236521739131);
+  expect_candidate(m, AR, Tree, Simple, kMiB256, 64.4, 36.8, 7358.841739130435);
+}
+
+TEST(NcclModel, OneNodeAllreduceSelection) {
+  NcclModel m(one_node());
+  // Minima of the tables above: ring LL below 1 MiB, ring Simple at 256 MiB.
+  CollectiveEstimate small = m.estimate(Collective::kAllreduce, kKiB4);
+  EXPECT_EQ(small.algorithm, "ring");
+  EXPECT_EQ(small.protocol, "LL");
+  EXPECT_NEAR(small.time_us, 15.1792, 1e-9);
+  CollectiveEstimate mid = m.estimate(Collective::kAllreduce, kMiB);
+  EXPECT_EQ(mid.algorithm + "/" + mid.protocol, "ring/LL");
+  EXPECT_NEAR(mid.time_us, 60.8752, 1e-9);
+  CollectiveEstimate large = m.estimate(Collective::kAllreduce, kMiB256);
+  EXPECT_EQ(large.algorithm + "/" + large.protocol, "ring/Simple");
+  EXPECT_NEAR(large.time_us, 5928.0256, 1e-7);
+  EXPECT_EQ(large.candidates.size(), 6u);
+  EXPECT_TRUE(find(large, Algorithm::kTree, Protocol::kLL).enabled);
+}
+
+// Four nodes, allreduce. p = 32, ppn = 8, N = 4 (> 2: bwInter and the third cap column).
+// busBw = 4 x 12 = 48. nsteps = 62, nInterSteps = 2(N-1) = 6, intra steps 56.
+// Ring bandwidth (x 32/62): LL min(llMaxBw Intel >2 nodes 20.4, 24) = 20.4 -> 10.529032;
+//   LL128 min(44.16, 146.8) = 44.16 -> 22.792258; Simple 48 -> 24.774194.
+// Ring latency: intraLat = max(hwLat NVLink Ring, netOverhead 1 (x3 Simple)):
+//   LL max(0.6, 1) = 1; LL128 max(1.9, 1) = 1.9; Simple max(3.4, 3) = 3.4.
+//   interLat = hwLat NET Ring (ppn > 1): 2.7, 4.0, 14.0.
+//   LL 6.6 + 56 x 1 + 6 x 2.7 = 78.8; LL128 14 + 56 x 1.9 + 6 x 4 = 144.4;
+//   Simple 8.4 + 56 x 3.4 + 6 x 14 = 282.8, x 1.4 (plateau) once bytes / (4 x 32) >= 64.
+// Tree bus: min(0.92 x 48 = 44.16, 4 x 36 = 144) = 44.16, then
+//   LL min(44.16 / 3.8 = 11.621053, 20.4) x 0.5 = 5.810526; LL128 min(44.16 x 120/128 = 41.4,
+//   4 x 29 = 116) x 0.5 = 20.7; Simple 22.08.
+// Tree latency = baseLat + 2 x (7 x hwLat NVLink Tree + log2(4) x hwLat NET Tree):
+//   LL 6.8 + 2 x (4.2 + 10) = 35.2; LL128 14 + 2 x (8.75 + 17) = 65.5; Simple 8.4 + 2 x (28 + 28) = 120.4
+TEST(NcclModel, FourNodeAllreduceByHand) {
+  NcclModel m(four_nodes());
+  const auto AR = Collective::kAllreduce;
+  const auto Ring = Algorithm::kRing, Tree = Algorithm::kTree;
+  const auto LL = Protocol::kLL, LL128 = Protocol::kLL128, Simple = Protocol::kSimple;
+  // 4 KiB (4096 / 128 = 32 < 64: no plateau):
+  //   ring LL 78.8 + 4096 x 62 / 652800 = 78.8 + 0.3890196 = 79.1890196
+  //   ring Simple 282.8 + 4096 x 62 / 1536000 = 282.8 + 0.1653333 = 282.9653333
+  //   tree LL 5.810526 x 0.8 = 4.648421: 35.2 + 0.8811594 = 36.0811594   <- the minimum
+  //   tree LL128 20.7 x 0.9 = 18.63: 65.5 + 0.2198604 = 65.7198604
+  expect_candidate(m, AR, Ring, LL, kKiB4, 78.8, 10.529032258064516, 79.18901960784314);
+  expect_candidate(m, AR, Ring, Simple, kKiB4, 282.8, 24.774193548387096, 282.9653333333333);
+  expect_candidate(m, AR, Tree, LL, kKiB4, 35.2, 4.648421052631579, 36.08115942028986);
+  expect_candidate(m, AR, Tree, LL128, kKiB4, 65.5, 18.63, 65.7198604401503);
+  CollectiveEstimate small = m.estimate(AR, kKiB4);
+  EXPECT_EQ(small.algorithm + "/" + small.protocol, "tree/LL");
+  // 1 MiB (plateau applies to ring Simple: 282.8 x 1.4 = 395.92):
+  //   ring LL 78.8 + 1048576 x 62 / 652800 = 78.8 + 99.5890196 = 178.3890196
+  //   ring LL128 144.4 + 1048576 x 62 / 1413120 = 144.4 + 46.0057971 = 190.4057971
+  //   ring Simple 395.92 + 1048576 x 62 / 1536000 = 395.92 + 42.3253333 = 438.2453333
+  //   tree LL128 20.7 x 0.6 = 12.42: 65.5 + 84.4264090 = 149.9264090   <- the minimum
+  //   tree Simple 22.08 x 0.5 = 11.04: 120.4 + 94.9797101 = 215.3797101
+  expect_candidate(m, AR, Ring, LL, kMiB, 78.8, 10.529032258064516, 178.38901960784312);
+  expect_candidate(m, AR, Ring, LL128, kMiB, 144.4, 22.79225806451613, 190.40579710144928);
+  expect_candidate(m, AR, Ring, Simple, kMiB, 395.92, 24.774193548387096, 438.24533333333335);
+  expect_candidate(m, AR, Tree, LL128, kMiB, 65.5, 12.42, 149.92640901771335);
+  expect_candidate(m, AR, Tree, Simple, kMiB, 120.4, 11.04, 215.37971014492754);
+  EXPECT_EQ(m.estimate(AR, kMiB).algorithm + "/" + m.estimate(AR, kMiB).protocol, "tree/LL128");
+  // 256 MiB: ring Simple 395.92 + 268435456 x 62 / 1536000 = 395.92 + 10835.2853333 = 11231.2053333 <- min
+  //          ring LL128 144.4 + 268435456 x 62 / 1413120 = 144.4 + 11777.4840580 = 11921.8840580
+  //          tree Simple 120.4 + 268435456 / 22080 = 120.4 + 12157.4028986 = 12277.8028986
+  expect_candidate(m, AR, Ring, Simple, kMiB256, 395.92, 24.774193548387096, 11231.205333333333);
+  expect_candidate(m, AR, Ring, LL128, kMiB256, 144.4, 22.79225806451613, 11921.884057971014);
+  expect_candidate(m, AR, Tree, Simple, kMiB256, 120.4, 22.08, 12277.802898550724);
+  CollectiveEstimate large = m.estimate(AR, kMiB256);
+  EXPECT_EQ(large.algorithm + "/" + large.protocol, "ring/Simple");
+  EXPECT_NEAR(large.time_us, 11231.205333333333, 1e-6);
+}
+
+TEST(NcclModel, PlateauStartsAt64BytesPerChannelAndRank) {
+  NcclModel m(four_nodes());
+  // 4 channels x 32 ranks x 64 B = 8192 B.
+  EXPECT_NEAR(m.candidate(Collective::kAllreduce, Algorithm::kRing, Protocol::kSimple, 8191).latency_us, 282.8, 1e-9);
+  EXPECT_NEAR(m.candidate(Collective::kAllreduce, Algorithm::kRing, Protocol::kSimple, 8192).latency_us, 395.92, 1e-9);
+  // Not for allgather, not on one node.
+  EXPECT_NEAR(m.candidate(Collective::kAllgather, Algorithm::kRing, Protocol::kSimple, kMiB).latency_us, 145.6, 1e-9);
+  NcclModel single(one_node());
+  EXPECT_NEAR(single.candidate(Collective::kAllreduce, Algorithm::kRing, Protocol::kSimple, kMiB).latency_us, 56.0, 1e-9);
+}
+
+// Allgather / reduce-scatter are ring-only. Four nodes: nsteps = p-1 = 31,
+// nInterSteps = N-1 = 3, intra steps 28; algBw = busBw' x 32/31.
+//   LL 20.4 -> 21.058065, lat 6.6 + 28 x 1 + 3 x 2.7 = 42.7
+//   LL128 44.16 -> 45.584516, lat 14 + 28 x 1.9 + 3 x 4 = 79.2
+//   Simple 48 -> 49.548387, lat 8.4 + 28 x 3.4 + 3 x 14 = 145.6
+// 1 MiB: LL 42.7 + 1048576 x 31 / 652800 = 42.7 + 49.7945098 = 92.4945098 <- min
+//        LL128 79.2 + 1048576 x 31 / 1413120 = 79.2 + 23.0028986 = 102.2028986
+//        Simple 145.6 + 1048576 x 31 / 1536000 = 145.6 + 21.1626667 = 166.7626667
+TEST(NcclModel, AllgatherAndReduceScatterAreRingOnly) {
+  NcclModel m(four_nodes());
+  for (Collective c : {Collective::kAllgather, Collective::kReduceScatter}) {
+    SCOPED_TRACE(std::string(collective_name(c)));
+    expect_candidate(m, c, Algorithm::kRing, Protocol::kLL, kMiB, 42.7, 21.058064516129033, 92.49450980392157);
+    expect_candidate(m, c, Algorithm::kRing, Protocol::kLL128, kMiB, 79.2, 45.584516129032255, 102.20289855072464);
+    expect_candidate(m, c, Algorithm::kRing, Protocol::kSimple, kMiB, 145.6, 49.54838709677419, 166.76266666666666);
+    CollectiveEstimate e = m.estimate(c, kMiB);
+    EXPECT_EQ(e.algorithm + "/" + e.protocol, "ring/LL");
+    EXPECT_FALSE(find(e, Algorithm::kTree, Protocol::kSimple).enabled);
+  }
+  // One node, 4 KiB: nsteps 7, LL algBw 40 x 8/7 = 45.714286, lat 6.6 + 7 x 0.6 = 10.8,
+  // time 10.8 + 4096 x 7 / 320000 = 10.8896.
+  NcclModel single(one_node());
+  EXPECT_NEAR(single.estimate(Collective::kAllgather, kKiB4).time_us, 10.8896, 1e-9);
+}
+
+// One GPU per node (ppn = 1), 16 nodes on PCI, 2 channels of 1.25 GB/s:
+// every ring step is an inter-node step and uses the Tree row of the NET table:
+//   ring LL latency 6.6 + 30 x 5.0 = 156.6; Simple 8.4 + 30 x 14 = 428.4 (1 KiB: below the
+//   plateau threshold 2 x 16 x 64 = 2048 B). LL128 is off on PCI.
+TEST(NcclModel, OneRankPerNodeUsesTreeNetLatency) {
+  NcclTopology t;
+  t.nodes = 16;
+  t.gpus_per_node = 1;
+  t.intra = IntraLink::kPCI;
+  t.bw_intra_gbs = 1.25;
+  t.bw_inter_gbs = 1.25;
+  t.channels = 2;
+  NcclModel m(t);
+  EXPECT_NEAR(m.candidate(Collective::kAllreduce, Algorithm::kRing, Protocol::kLL, 1024).latency_us, 156.6, 1e-9);
+  EXPECT_NEAR(m.candidate(Collective::kAllreduce, Algorithm::kRing, Protocol::kSimple, 1024).latency_us, 428.4, 1e-9);
+  CollectiveEstimate e = m.estimate(Collective::kAllreduce, 1024);
+  const Candidate& ll128 = find(e, Algorithm::kRing, Protocol::kLL128);
+  EXPECT_FALSE(ll128.enabled);
+  EXPECT_NE(ll128.why_disabled.find("LL128"), std::string::npos);
+}
+
+TEST(NcclModel, RestrictionsNarrowTheChoice) {
+  // NCCL_PROTO=^LL on one node at 1 MiB: next best is ring LL128 (65.5321739, above).
+  Restriction no_ll;
+  no_ll.restrict_protocols("^LL");
+  CollectiveEstimate e = NcclModel(one_node(), no_ll).estimate(Collective::kAllreduce, kMiB);
+  EXPECT_EQ(e.algorithm + "/" + e.protocol, "ring/LL128");
+  EXPECT_NEAR(e.time_us, 65.53217391304348, 1e-9);
+  // NCCL_ALGO=allreduce:tree: tree LL128 (92.5583851) beats tree Simple and tree LL.
+  Restriction tree;
+  tree.restrict_algorithms("allreduce:tree");
+  e = NcclModel(one_node(), tree).estimate(Collective::kAllreduce, kMiB);
+  EXPECT_EQ(e.algorithm + "/" + e.protocol, "tree/LL128");
+  // ...and allgather is untouched by an allreduce-only entry.
+  EXPECT_EQ(NcclModel(one_node(), tree).estimate(Collective::kAllgather, kMiB).algorithm, "ring");
+  // Tree for everything leaves allgather with nothing.
+  Restriction tree_all;
+  tree_all.restrict_algorithms("TREE");
+  EXPECT_THROW(NcclModel(one_node(), tree_all).estimate(Collective::kAllgather, kMiB), InputError);
+  // Bad names are input errors.
+  Restriction bad;
+  EXPECT_THROW(bad.restrict_protocols("LL256"), InputError);
+  EXPECT_THROW(bad.restrict_algorithms("allreduce:nvls"), InputError);
+  EXPECT_THROW(bad.restrict_algorithms("broadcast:ring"), InputError);
+}
+
+TEST(NcclModel, LL128DefaultRulesAndExplicitEnable) {
+  NcclTopology pci = one_node();
+  pci.intra = IntraLink::kPCI;
+  auto ll128 = [](const NcclTopology& t, const Restriction& r) {
+    return NcclModel(t, r).candidate(Collective::kAllreduce, Algorithm::kRing, Protocol::kLL128, kMiB).enabled;
+  };
+  EXPECT_TRUE(ll128(one_node(), {}));
+  EXPECT_FALSE(ll128(pci, {}));
+  NcclTopology far_nic = four_nodes();
+  far_nic.net_allows_ll128 = false;
+  EXPECT_FALSE(ll128(far_nic, {}));
+  far_nic.nodes = 1;  // the network path does not matter inside a node
+  EXPECT_TRUE(ll128(far_nic, {}));
+  NcclTopology mixed = one_node();
+  mixed.mixed_compute_capability = true;
+  EXPECT_TRUE(ll128(mixed, {}));  // Hopper: allowed
+  mixed.arch = GpuArch::kAmpere;
+  EXPECT_FALSE(ll128(mixed, {}));
+  Restriction named;
+  named.restrict_protocols("LL128,Simple");
+  EXPECT_TRUE(ll128(pci, named));
+}
+
+// Small messages run on fewer channels: Simple needs 64 B x 512 threads =
+// 32768 B per channel, ring LL 8 B x 8 ranks x 512 = 32768 B per channel.
+TEST(NcclModel, ChannelReductionForSmallMessages) {
+  NcclModel m(one_node());
+  EXPECT_EQ(m.channels_used(Algorithm::kRing, Protocol::kSimple, 4096), 1);
+  EXPECT_EQ(m.channels_used(Algorithm::kRing, Protocol::kSimple, 65536), 2);
+  EXPECT_EQ(m.channels_used(Algorithm::kRing, Protocol::kSimple, 131072), 4);
+  EXPECT_EQ(m.channels_used(Algorithm::kRing, Protocol::kLL, 98304), 3);
+  EXPECT_EQ(m.channels_used(Algorithm::kTree, Protocol::kLL128, 4096), 1);  // 8 x 640 = 5120 per channel
+  // 4 KiB picks ring LL on 1 of 4 channels: 15 + 4096 / (1000 x 22.857143 / 4) = 15.7168.
+  CollectiveEstimate e = m.estimate(Collective::kAllreduce, kKiB4);
+  EXPECT_EQ(e.channels_used, 1);
+  EXPECT_NEAR(e.reduced_time_us, 15.7168, 1e-9);
+}
+
+// Hierarchical allreduce on four nodes at 256 MiB:
+//  intra reduce-scatter on {1 node, 8 ranks}: nsteps 7; Simple algBw 80 x 8/7 = 91.428571,
+//   lat 8.4 + 7 x 3.4 = 32.2: 32.2 + 268435456 x 7 / 640000 = 32.2 + 2936.0128 = 2968.2128
+//   (LL128 27.3 + 3191.318 = 3218.618, LL 10.8 + 5872.026 = 5882.826): Simple wins; the
+//   allgather is the same.
+//  inter allreduce of 256 MiB / 8 = 32 MiB on {4 nodes, 1 rank each}, 4 x 12 = 48 GB/s bus:
+//   ring Simple: algBw 48 x 4/6 = 32, lat (8.4 + 6 x 14) x 1.4 = 129.36:
+//     129.36 + 33554432 / 32000 = 129.36 + 1048.576 = 1177.936  <- min
+//   ring LL128: 44.16 x 4/6 = 29.44, lat 14 + 6 x 8.5 = 65: 65 + 1139.7566 = 1204.7566
+//   tree Simple: 22.08, lat 8.4 + 2 x 2 x 14 = 64.4: 64.4 + 1519.6754 = 1584.0754
+//  total 2 x 2968.2128 + 1177.936 = 7114.3616 (flat allreduce: 11231.2053).
+TEST(NcclModel, HierarchicalAllreduceByHand) {
+  HierarchicalEstimate h = hierarchical_allreduce(four_nodes(), kMiB256);
+  EXPECT_NEAR(h.reduce_scatter.time_us, 2968.2128, 1e-7);
+  EXPECT_EQ(h.reduce_scatter.protocol, "Simple");
+  EXPECT_NEAR(h.allgather.time_us, 2968.2128, 1e-7);
+  EXPECT_NEAR(h.allreduce.time_us, 1177.936, 1e-7);
+  EXPECT_EQ(h.allreduce.algorithm + "/" + h.allreduce.protocol, "ring/Simple");
+  EXPECT_NEAR(h.time_us, 7114.3616, 1e-6);
+  Json j = h.to_json();
+  EXPECT_EQ(j["allreduce"]["algorithm"], "ring");
+  EXPECT_EQ(j["reduce_scatter"]["candidates"].size(), 6u);
+  // One node: no inter-node phase.
+  HierarchicalEstimate one = hierarchical_allreduce(one_node(), kMiB256);
+  EXPECT_EQ(one.allreduce.time_us, 0);
+  EXPECT_NEAR(one.time_us, 2 * 2968.2128, 1e-6);
+}
+
+TEST(NcclModel, SingleRankCostsNothingAndJsonListsCandidates) {
+  NcclTopology t = one_node();
+  t.gpus_per_node = 1;
+  CollectiveEstimate e = NcclModel(t).estimate(Collective::kAllreduce, kMiB);
+  EXPECT_EQ(e.time_us, 0);
+  EXPECT_EQ(e.algorithm, "none");
+  Json j = NcclModel(one_node()).estimate(Collective::kAllgather, kMiB).to_json();
+  EXPECT_EQ(j["candidates"].size(), 6u);
+  EXPECT_EQ(j["candidates"][0]["why_disabled"], "tree implements allreduce only");
+  EXPECT_TRUE(j.contains("reduced_time_us"));
+}
+
+TEST(NcclModel, TreeCorrectionTableIsWithinTheReferenceRange) {
+  for (const auto& row : kDefaultTreeCorrection) {
+    for (double f : row) {
+      EXPECT_GE(f, 0.4);
+      EXPECT_LE(f, 1.0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sparsefuse::netmodel

@@ -1,0 +1,54 @@
+// Validation: a real run's result.json against a simulated one of the same
+// scenario (DESIGN.md, "one policy, two executors": the simulator's
+// prediction for a plan is compared with the runtime executing that plan).
+//
+// Both documents are sparsefuse-result/1. The comparison is per metric
+// (iteration time, each part of the breakdown, bytes, losses) and, when both
+// executors flushed the same bucket sequence, per bucket. A real run cannot
+// tell a peer's lateness from transfer time, so exposed communication and
+// sync wait are compared as one sum.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json_reader.h"
+
+namespace sparsefuse::model {
+
+struct MetricComparison {
+  std::string name;  // with its unit, e.g. "iteration time, mean (ms)"
+  double measured = 0, simulated = 0;  // in that unit
+  // (simulated - measured) / measured; empty when measured is 0.
+  std::optional<double> relative_error;
+};
+
+struct BucketComparison {
+  int index = 0, first_tensor = 0, tensors = 0;
+  std::string collective;
+  double measured_duration_s = 0, simulated_duration_s = 0;
+  double measured_compression_s = 0, simulated_compression_s = 0;
+};
+
+struct Validation {
+  std::vector<MetricComparison> metrics;
+  // Same count and, bucket by bucket, the same first tensor, tensor count,
+  // collective and elements. Otherwise the first difference, in words.
+  bool same_buckets = false;
+  std::string bucket_difference;
+  std::vector<BucketComparison> buckets;  // only when same_buckets
+  // Mean of |relative error| of the bucket durations with a measured
+  // duration > 0, and the bucket where it is largest (-1: none).
+  std::optional<double> mean_abs_bucket_error;
+  int worst_bucket = -1;
+
+  Json to_json() const;
+};
+
+// MEASURED and SIMULATED are result documents (the nodes carry their file
+// names for errors). InputError naming the file and pointer when either lacks
+// a field the comparison needs.
+Validation compare_results(const JsonNode& measured, const JsonNode& simulated);
+
+}  // namespace sparsefuse::model
