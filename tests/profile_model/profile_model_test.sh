@@ -62,6 +62,7 @@ PY
 
 # --- the shipped measured traces: one simulated worker within 2% of the measurement
 shipped=0
+models=$("$sf" models) || fail "sparsefuse models"
 for trace in "$PWD"/traces/measured/*.json; do
   [[ -e "$trace" ]] || continue
   shipped=$((shipped + 1))
@@ -76,7 +77,7 @@ print(f"{sys.argv[1].rsplit('/', 1)[1]}: simulated {sim / 1e6:.3f} ms, measured 
 assert abs(error) <= 0.02, error
 PY
   name=measured/$(basename "$trace" .json)
-  "$sf" models | grep -q "^$name .*\[measured: cpu" || fail "sparsefuse models does not list $name as measured"
+  grep -q "^$name .*\[measured: cpu" <<<"$models" || fail "sparsefuse models does not list $name as measured"
 done
 [[ $shipped -ge 4 ]] || fail "expected at least 4 shipped traces under traces/measured, found $shipped"
 
