@@ -178,8 +178,13 @@ def run(args, argv):
           f"{params / 1e6:.2f} M parameters, batch {args.batch}, {workload.input_description}")
     print(f"iteration   median {_ms(trace['iteration_ns'])}  IQR {_ms(provenance['iteration_spread_ns'])}  "
           f"cv {trace['iteration_cv']:.4f}")
+    # A simulated worker replays the sum of the phase medians; stalls that hit
+    # different phases in different iterations raise the median iteration
+    # above that sum, so the gap is a measure of how noisy the host was.
+    phases = trace["forward_ns"] + trace["backward_ns"] + trace["optimizer_ns"]
     print(f"phases      forward {_ms(trace['forward_ns'])}  backward {_ms(trace['backward_ns'])}  "
-          f"optimizer {_ms(trace['optimizer_ns'])} (medians)")
+          f"optimizer {_ms(trace['optimizer_ns'])} (medians); sum {_ms(phases)}, "
+          f"{100 * (phases / trace['iteration_ns'] - 1):+.2f}% against the median iteration")
     print(f"ready       per-tensor IQR median {_ms(sorted(spreads)[len(spreads) // 2])}, max {_ms(max(spreads))}")
     if moved:
         first = ", ".join(names[order[k]] for k in moved[:3])
