@@ -60,6 +60,12 @@ print(f"tiny: simulated {sim} ns, measured {t['iteration_ns']} ns, error {100 * 
 assert error < 0.10, error
 PY
 
+# A user's data instead of --input shapes.
+"$sf" profile-model --model "$tiny:make" --data "$tiny:batches" --batch 8 --iterations 4 --warmup 1 \
+  --out "$tmp/data.json" >"$tmp/data.log" 2>&1 || fail "profile-model --data: $(cat "$tmp/data.log")"
+[[ $(field "$tmp/data.json" 'r["provenance"]["input"]') == "3 batches from tiny_model.py:batches" ]] ||
+  fail "--data: provenance input is $(field "$tmp/data.json" 'r["provenance"]["input"]')"
+
 # --- the shipped measured traces: one simulated worker within 2% of the measurement
 shipped=0
 models=$("$sf" models) || fail "sparsefuse models"
@@ -102,6 +108,10 @@ expect_bad '--input: required' "$sf" profile-model --model "$tiny:make"
 expect_bad '--input "3xq"' "$sf" profile-model --model "$tiny:make" --input 3xq
 expect_bad 'the forward pass on inputs 16x5 int64, 16x32 float32 raised IndexError' \
   "$sf" profile-model --model "$tiny:make" --input 5:int64:1000 --input 32 --batch 16
+expect_bad 'batch 0 is str; expected a tensor or a tuple of tensors' \
+  "$sf" profile-model --model "$tiny:make" --data "$tiny:not_batches"
+expect_bad '--input: not with --data' "$sf" profile-model --model "$tiny:make" --data "$tiny:batches" --input 4
+expect_bad '--data: only for FILE.py:FACTORY models' "$sf" profile-model --model resnet50 --data "$tiny:batches"
 expect_bad '--iterations: expected an integer >= 1' "$sf" profile-model --model resnet50 --iterations 0
 if ! $py -c 'import sys, torch; sys.exit(torch.cuda.is_available())'; then
   expect_bad '--device cuda: PyTorch' "$sf" profile-model --model "$tiny:make" --input 16:int64:100 --input 32 --device cuda

@@ -34,3 +34,14 @@ def no_params():
 
 def not_a_module():
     return torch.zeros(3)
+
+
+def batches(batch):
+    """--data: three batches of (tokens, features), the forward's arguments."""
+    gen = torch.Generator().manual_seed(1)
+    return [(torch.randint(0, 100, (batch, 16), generator=gen), torch.randn(batch, 32, generator=gen))
+            for _ in range(3)]
+
+
+def not_batches(batch):
+    return ["a string is not a batch"]

@@ -46,6 +46,8 @@ def parser():
     p.add_argument("--input", action="append", default=[],
                    help="FILE.py models: per-sample input shape, e.g. 3x32x32 or 128:int64:30522 "
                         "(SHAPE:int64:HIGH draws integers in [0, HIGH)); repeat for several inputs")
+    p.add_argument("--data", help="FILE.py models: FILE.py:FUNC, FUNC(batch) returns an iterable of batches, each a "
+                                  "tensor or tuple of tensors (the forward's arguments); instead of --input")
     p.add_argument("--batch", type=_positive("--batch"), help="batch size (default: the seed set-up's, else 32)")
     p.add_argument("--seq-len", type=_positive("--seq-len"), help="sequence length (BERT 384, GPT-2 1024 by default)")
     p.add_argument("--image-size", type=_positive("--image-size"),
@@ -140,7 +142,8 @@ def run(args, argv):
     moved = tracefile.order_differences(order)
     provenance = {
         "kind": "measured",
-        "method": ("Measured by sparsefuse profile-model: synthetic inputs, warm-up then measured training "
+        "method": ("Measured by sparsefuse profile-model: synthetic inputs (or a user's batches, moved to the "
+                   "device before each timed iteration), warm-up then measured training "
                    "iterations; ready offsets from AccumulateGrad post-hooks, per-module forward times from "
                    "forward pre/post hooks (exclusive of nested parameter owners), " + clock.method +
                    "; each value is the median over the measured iterations. forward_ns = iteration start to "

@@ -80,15 +80,15 @@ def parameter_owners(model, params):
     return owners, [owner_of[id(p)] for p in params]
 
 
-def _first_forward(workload):
+def _first_forward(workload, inputs):
     """The first forward and loss: a failure here is the inputs not fitting
     the model (bad --input shapes, say), so it is reported as bad input."""
     try:
-        return workload.loss(workload.model(*workload.inputs))
+        return workload.loss(workload.model(*inputs))
     except InputError:
         raise
     except Exception as e:
-        shapes = ", ".join("x".join(map(str, t.shape)) + f" {t.dtype}".replace("torch.", "") for t in workload.inputs)
+        shapes = ", ".join("x".join(map(str, t.shape)) + f" {t.dtype}".replace("torch.", "") for t in inputs)
         raise InputError(f"--model {workload.name}: the forward pass on inputs {shapes} raised "
                          f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
 
@@ -115,9 +115,10 @@ def profile(workload, optimizer, clock, warmup, iterations):
         for it in range(warmup + iterations):
             marks.clear()
             timer.reset()
+            inputs = workload.next_inputs()  # a user's next batch: not timed, as the simulator has no data loading
             start = clock.mark()
             optimizer.zero_grad(set_to_none=True)
-            loss = _first_forward(workload) if it == 0 else workload.loss(model(*workload.inputs))
+            loss = _first_forward(workload, inputs) if it == 0 else workload.loss(model(*inputs))
             backward_start = clock.mark()
             loss.backward()
             backward_end = clock.mark()

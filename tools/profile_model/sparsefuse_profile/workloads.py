@@ -16,7 +16,7 @@ class Workload:
     """model: the nn.Module (on the target device); inputs: positional
     arguments of its forward; loss(output) -> scalar; optimizer: "adam" or "sgd"."""
 
-    def __init__(self, name, description, model, inputs, loss, optimizer, input_description):
+    def __init__(self, name, description, model, inputs, loss, optimizer, input_description, batches=None):
         self.name = name
         self.description = description
         self.model = model
@@ -24,6 +24,15 @@ class Workload:
         self.loss = loss
         self.optimizer = optimizer
         self.input_description = input_description
+        self._batches = batches  # a user's data: an iterator of forward arguments, cycled
+
+    def next_inputs(self):
+        """The forward's positional arguments for the next iteration: the
+        synthetic inputs every time, or the user's next batch."""
+        if self._batches is None:
+            return self.inputs
+        self.inputs = next(self._batches)
+        return self.inputs
 
 
 # Seed models: name -> (kind, builder(device, size), default batch, default size, optimizer, description).
@@ -170,30 +179,68 @@ def _surrogate_loss(output):
     return sum(t.float().square().mean() for t in tensors)
 
 
-def from_file(spec, inputs_text, batch, device, gen):
-    path, _, factory = spec.rpartition(":")
-    if not path.endswith(".py") or not factory.isidentifier():
-        raise InputError(f"--model \"{spec}\": expected FILE.py:FACTORY")
+def _load_callable(spec, option):
+    """FILE.py:NAME -> (path, name, the callable), importing FILE."""
+    path, _, name = spec.rpartition(":")
+    if not path.endswith(".py") or not name.isidentifier():
+        raise InputError(f"{option} \"{spec}\": expected FILE.py:NAME")
     if not os.path.isfile(path):
-        raise InputError(f"--model: {path}: no such file")
-    if not inputs_text:
-        raise InputError(f"--input: required with --model {spec} (per-sample shape, e.g. --input 3x32x32)")
-    shapes = [parse_input(t) for t in inputs_text]
-    module_spec = importlib.util.spec_from_file_location("sparsefuse_user_model", path)
+        raise InputError(f"{option}: {path}: no such file")
+    module_spec = importlib.util.spec_from_file_location("sparsefuse_user_" + name, path)
     module = importlib.util.module_from_spec(module_spec)
     try:
         module_spec.loader.exec_module(module)
     except Exception as e:  # the user's file: any failure is bad input
-        raise InputError(f"--model: {path}: importing it raised {type(e).__name__}: {e}") from None
-    if not callable(getattr(module, factory, None)):
-        raise InputError(f"--model: {path} has no callable \"{factory}\"")
+        raise InputError(f"{option}: {path}: importing it raised {type(e).__name__}: {e}") from None
+    if not callable(getattr(module, name, None)):
+        raise InputError(f"{option}: {path} has no callable \"{name}\"")
+    return path, name, getattr(module, name)
+
+
+def _user_batches(spec, batch, device):
+    """--data FILE.py:FUNC: FUNC(batch) returns an iterable of batches, each a
+    tensor or a tuple/list of tensors (the forward's positional arguments).
+    The first batch is checked here; the iterable is cycled if it runs out."""
+    path, name, func = _load_callable(spec, "--data")
     try:
-        model = getattr(module, factory)()
+        source = list(func(batch))
+    except Exception as e:
+        raise InputError(f"--data: {path}:{name}({batch}) raised {type(e).__name__}: {e}") from None
+    if not source:
+        raise InputError(f"--data: {path}:{name}({batch}) yielded no batch")
+    batches = []
+    for k, item in enumerate(source):
+        args = [item] if torch.is_tensor(item) else item
+        if not isinstance(args, (list, tuple)) or not args or not all(torch.is_tensor(a) for a in args):
+            raise InputError(f"--data: {path}:{name}: batch {k} is {type(item).__name__}; expected a tensor or "
+                             "a tuple of tensors (the forward's positional arguments)")
+        batches.append([a.to(device) for a in args])  # moved once, outside the timed iterations
+
+    def cycle():
+        while True:
+            yield from batches
+    return batches[0], cycle(), len(batches)
+
+
+def from_file(spec, inputs_text, batch, device, gen, data=None):
+    if data and inputs_text:
+        raise InputError("--input: not with --data (the data gives the inputs)")
+    if not inputs_text and not data:
+        raise InputError(f"--input: required with --model {spec} (per-sample shape, e.g. --input 3x32x32), "
+                         "or --data FILE.py:FUNC")
+    shapes = [parse_input(t) for t in inputs_text]
+    path, factory, make = _load_callable(spec, "--model")
+    try:
+        model = make()
     except Exception as e:
         raise InputError(f"--model: {path}:{factory}() raised {type(e).__name__}: {e}") from None
     if not isinstance(model, nn.Module):
         raise InputError(f"--model: {path}:{factory}() returned {type(model).__name__}, expected a torch.nn.Module")
     model = model.to(device)
+    if data:
+        first, batches, count = _user_batches(data, batch, device)
+        return Workload(factory, f"{os.path.basename(path)}:{factory}", model, first, _surrogate_loss, "sgd",
+                        f"{count} batches from {os.path.basename(data)}", batches)
     tensors = []
     for shape, dtype, high in shapes:
         if dtype == "int64":
@@ -209,7 +256,7 @@ def resolve(args, device, gen):
     if args.model.endswith(".py") or ".py:" in args.model:
         if args.seq_len is not None or args.image_size is not None:
             raise InputError("--seq-len/--image-size: not for FILE.py:FACTORY models; give --input shapes")
-        return from_file(args.model, args.input, args.batch, device, gen)
-    if args.input:
-        raise InputError("--input: only for FILE.py:FACTORY models")
+        return from_file(args.model, args.input, args.batch, device, gen, args.data)
+    if args.input or args.data:
+        raise InputError(f"{'--input' if args.input else '--data'}: only for FILE.py:FACTORY models")
     return seed_or_torchvision(args.model, args.batch, args.seq_len, args.image_size, device, gen)
