@@ -1,5 +1,6 @@
 // JSON data compiled into the binary at build time (common/embed_files.py):
-// the built-in traces (traces/*.json) and hardware profiles (profiles/*.json),
+// the built-in traces (traces/*.json, traces/measured/*.json) and hardware
+// profiles (profiles/*.json),
 // so the CLI finds them whatever the working directory.
 #pragma once
 
@@ -14,6 +15,7 @@ struct EmbeddedJson {
 };
 
 const std::vector<EmbeddedJson>& builtin_trace_table();
+const std::vector<EmbeddedJson>& builtin_measured_trace_table();
 const std::vector<EmbeddedJson>& builtin_profile_table();
 
 }  // namespace sparsefuse

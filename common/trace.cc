@@ -21,7 +21,7 @@ int64_t Trace::parameters() const {
 static constexpr int64_t kMaxNs = int64_t(1) << 52;  // ~52 days: anything larger is a unit mistake
 
 static TraceTensor parse_tensor(const JsonNode& node, TimeNs backward_ns, TimeNs previous_ready) {
-  node.check_keys({"name", "shape", "elements", "ready_ns", "forward_ns", "has_grad", "grad_rms"});
+  node.check_keys({"name", "shape", "elements", "ready_ns", "ready_spread_ns", "forward_ns", "has_grad", "grad_rms"});
   TraceTensor t;
   t.name = node.child("name").as_string();
   JsonNode shape = node.child("shape");
@@ -46,16 +46,32 @@ static TraceTensor parse_tensor(const JsonNode& node, TimeNs backward_ns, TimeNs
     ready.fail(fmt::format("ready_ns must not decrease along the backward order (previous tensor: {})",
                            previous_ready));
   }
+  t.ready_spread_ns = node.get_int("ready_spread_ns", 0, 0, kMaxNs);
   t.forward_ns = node.get_int("forward_ns", 0, 0, kMaxNs);
   t.has_grad = node.get_bool("has_grad", true);
   t.grad_rms = node.get_number("grad_rms", 0.0, 0.0, 1e30, /*min_exclusive=*/false);
   return t;
 }
 
+// A measured trace must say what it measured: the iteration time it
+// reproduces and where (sparsefuse profile-model writes all of these).
+static void check_measured(const JsonNode& root, const Trace& trace) {
+  if (trace.iteration_ns <= 0) {
+    root.fail("a measured trace (provenance.kind \"measured\") needs \"iteration_ns\": the measured iteration time, ns > 0");
+  }
+  JsonNode p = root.child("provenance");
+  p.child("device").as_string();
+  p.child("pytorch_version").as_string();
+  p.child("threads").as_int(1, 1 << 20);
+  p.child("iterations").as_int(1, int64_t(1) << 40);
+  p.child("host").as_string();
+  p.child("date").as_string();
+}
+
 Trace parse_trace(const Json& document, const std::string& file) {
   JsonNode root(document, file, "");
   root.check_keys({"format", "model", "description", "batch_size", "dtype", "provenance", "forward_ns",
-                   "backward_ns", "optimizer_ns", "tensors"});
+                   "backward_ns", "optimizer_ns", "iteration_ns", "iteration_cv", "tensors"});
   JsonNode format = root.child("format");
   if (format.as_string() != "sparsefuse-trace/1") format.fail("expected \"sparsefuse-trace/1\"");
   Trace trace;
@@ -72,6 +88,9 @@ Trace parse_trace(const Json& document, const std::string& file) {
   trace.forward_ns = root.child("forward_ns").as_int(0, kMaxNs);
   trace.backward_ns = root.child("backward_ns").as_int(0, kMaxNs);
   trace.optimizer_ns = root.child("optimizer_ns").as_int(0, kMaxNs);
+  trace.iteration_ns = root.get_int("iteration_ns", 0, 0, kMaxNs);
+  trace.iteration_cv = root.get_number("iteration_cv", 0.0, 0.0, 10.0, /*min_exclusive=*/false);
+  if (trace.provenance_kind() == "measured") check_measured(root, trace);
   JsonNode tensors = root.child("tensors");
   size_t count = tensors.array_size();
   if (count == 0) tensors.fail("expected at least one tensor; the trace has none");
@@ -88,23 +107,35 @@ Trace parse_trace(const Json& document, const std::string& file) {
 
 Trace load_trace_file(const std::string& path) { return parse_trace(load_json_file(path), path); }
 
+static constexpr std::string_view kMeasuredPrefix = "measured/";
+
+// The built-in traces' names with their JSON: analytic ones first.
+static std::vector<std::pair<std::string, std::string_view>> builtin_entries() {
+  std::vector<std::pair<std::string, std::string_view>> entries;
+  for (const auto& e : builtin_trace_table()) entries.emplace_back(std::string(e.name), e.json);
+  for (const auto& e : builtin_measured_trace_table()) {
+    entries.emplace_back(std::string(kMeasuredPrefix) + std::string(e.name), e.json);
+  }
+  return entries;
+}
+
 std::vector<std::string> builtin_trace_names() {
   std::vector<std::string> names;
-  for (const auto& entry : builtin_trace_table()) names.emplace_back(entry.name);
+  for (const auto& entry : builtin_entries()) names.push_back(entry.first);
   return names;
 }
 
 bool is_builtin_trace(const std::string& name) {
-  for (const auto& entry : builtin_trace_table()) {
-    if (entry.name == name) return true;
+  for (const auto& entry : builtin_entries()) {
+    if (entry.first == name) return true;
   }
   return false;
 }
 
 Trace load_builtin_trace(const std::string& name) {
-  for (const auto& entry : builtin_trace_table()) {
-    if (entry.name == name) {
-      Trace trace = parse_trace(Json::parse(entry.json), "traces/" + name + ".json");
+  for (const auto& entry : builtin_entries()) {
+    if (entry.first == name) {
+      Trace trace = parse_trace(Json::parse(entry.second), "traces/" + name + ".json");
       trace.source = name;
       return trace;
     }

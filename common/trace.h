@@ -19,6 +19,7 @@ struct TraceTensor {
   TimeNs forward_ns = 0;  // forward time of the op owning this tensor (0 if unknown)
   bool has_grad = true;   // false: no gradient in this workload (e.g. BERT pooler in SQuAD)
   double grad_rms = 0;    // measured per-element gradient RMS; 0 = not measured
+  TimeNs ready_spread_ns = 0;  // measured traces: spread (IQR) of ready_ns over iterations; 0 = not measured
 };
 
 struct Trace {
@@ -31,6 +32,10 @@ struct Trace {
   TimeNs forward_ns = 0;
   TimeNs backward_ns = 0;
   TimeNs optimizer_ns = 0;
+  // Measured traces only (0 otherwise): the median whole iteration, and the
+  // coefficient of variation of the iteration time (a scenario's compute_cv).
+  TimeNs iteration_ns = 0;
+  double iteration_cv = 0;
   std::vector<TraceTensor> tensors;
 
   std::string provenance_kind() const;  // "analytic" or "measured"
@@ -41,7 +46,8 @@ struct Trace {
 Trace parse_trace(const Json& document, const std::string& file);
 Trace load_trace_file(const std::string& path);
 
-// Built-in traces are compiled into the binary from traces/*.json.
+// Built-in traces are compiled into the binary: traces/*.json by their stem
+// (e.g. "bert-large"), traces/measured/*.json as "measured/STEM".
 std::vector<std::string> builtin_trace_names();
 bool is_builtin_trace(const std::string& name);
 Trace load_builtin_trace(const std::string& name);

@@ -22,7 +22,63 @@ TEST(Trace, BuiltinInventoriesMatchTheReferences) {
     EXPECT_EQ(t.provenance_kind(), "analytic") << e.name;
     EXPECT_EQ(t.tensors.back().ready_ns, t.backward_ns) << e.name;
   }
-  EXPECT_EQ(builtin_trace_names().size(), 8u);
+  size_t analytic = 0;
+  for (const auto& name : builtin_trace_names()) analytic += name.rfind("measured/", 0) != 0;
+  EXPECT_EQ(analytic, 8u);
+}
+
+// A small measured trace as sparsefuse profile-model writes it.
+Json measured_trace() {
+  return Json::parse(R"({
+    "format": "sparsefuse-trace/1", "model": "tiny", "batch_size": 2, "dtype": "float32",
+    "provenance": {"kind": "measured", "device": "cpu", "pytorch_version": "1.13.1", "threads": 1,
+                   "iterations": 5, "host": "h", "date": "2026-11-24T00:00:00Z"},
+    "forward_ns": 300, "backward_ns": 500, "optimizer_ns": 100, "iteration_ns": 905, "iteration_cv": 0.02,
+    "tensors": [
+      {"name": "b", "shape": [2], "elements": 2, "ready_ns": 100, "ready_spread_ns": 7, "forward_ns": 10},
+      {"name": "w", "shape": [2, 3], "elements": 6, "ready_ns": 480, "ready_spread_ns": 12, "forward_ns": 20}]})");
+}
+
+TEST(Trace, MeasuredFieldsAreRead) {
+  Trace t = parse_trace(measured_trace(), "m.json");
+  EXPECT_EQ(t.provenance_kind(), "measured");
+  EXPECT_EQ(t.iteration_ns, 905);
+  EXPECT_DOUBLE_EQ(t.iteration_cv, 0.02);
+  EXPECT_EQ(t.tensors[0].ready_spread_ns, 7);
+  EXPECT_EQ(t.tensors[1].ready_spread_ns, 12);
+  // Analytic traces leave them at 0.
+  Trace analytic = load_builtin_trace("vgg16");
+  EXPECT_EQ(analytic.iteration_ns, 0);
+  EXPECT_EQ(analytic.tensors[0].ready_spread_ns, 0);
+}
+
+TEST(Trace, MeasuredTraceMustSayWhatItMeasured) {
+  Json no_iteration = measured_trace();
+  no_iteration.erase("iteration_ns");
+  EXPECT_THROW(parse_trace(no_iteration, "m.json"), InputError);
+  for (const char* key : {"device", "pytorch_version", "threads", "iterations", "host", "date"}) {
+    Json missing = measured_trace();
+    missing["provenance"].erase(key);
+    EXPECT_THROW(parse_trace(missing, "m.json"), InputError) << key;
+  }
+  Json negative_spread = measured_trace();
+  negative_spread["tensors"][0]["ready_spread_ns"] = -1;
+  EXPECT_THROW(parse_trace(negative_spread, "m.json"), InputError);
+}
+
+TEST(Trace, ShippedMeasuredTracesAreBuiltIn) {
+  size_t measured = 0;
+  for (const auto& name : builtin_trace_names()) {
+    if (name.rfind("measured/", 0) != 0) continue;
+    ++measured;
+    Trace t = load_builtin_trace(name);
+    EXPECT_EQ(t.provenance_kind(), "measured") << name;
+    EXPECT_GT(t.iteration_ns, 0) << name;
+    // The phases partition the iteration: their medians add up to about the median iteration.
+    double parts = double(t.forward_ns + t.backward_ns + t.optimizer_ns);
+    EXPECT_NEAR(parts / double(t.iteration_ns), 1.0, 0.02) << name;
+  }
+  EXPECT_GE(measured, 4u);
 }
 
 TEST(Trace, BackwardOrderAndTiedEmbedding) {

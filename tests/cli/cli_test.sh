@@ -93,7 +93,8 @@ out=$("$sf" compare "$tmp/ok.json" --schemes wfbp,syncea --out "$tmp/cmp") || fa
 [[ -f "$tmp/cmp/wfbp/result.json" && -f "$tmp/cmp/syncea/result.json" ]] || fail "compare results"
 ls "$tmp"/cmp/*.tmp.* >/dev/null 2>&1 && fail "temporary files left behind"
 
-[[ $("$sf" models | wc -l) -eq 8 ]] || fail "models should list 8 traces"
+[[ $("$sf" models | grep -vc '^measured/') -eq 8 ]] || fail "models should list 8 analytic traces"
+[[ $("$sf" models | grep -c '^measured/.*\[measured: ') -ge 4 ]] || fail "models should list the measured traces"
 presets=$("$sf" presets) || fail "presets failed"
 grep -q "^horovod " <<<"$presets" || fail "presets lacks horovod"
 

@@ -16,13 +16,26 @@ static bool no_arguments(const Args& args, const std::string& usage) {
   return parse_command_line(args, usage, options, none, vm);
 }
 
+// "analytic", or for a measured trace where and how it was measured.
+static std::string provenance_summary(const Trace& t) {
+  if (t.provenance_kind() != "measured") return t.provenance_kind();
+  const Json& p = t.provenance;
+  return fmt::format("measured: {} ({}), PyTorch {}, {} thread(s), {} iterations, {}, host {}; iteration {:.1f} ms",
+                     p["device"].get<std::string>(), p.value("device_name", "?"),
+                     p["pytorch_version"].get<std::string>(), p["threads"].get<int64_t>(),
+                     p["iterations"].get<int64_t>(), p["date"].get<std::string>(), p["host"].get<std::string>(),
+                     double(t.iteration_ns) / 1e6);
+}
+
 int run_models(const Args& args) {
-  if (!no_arguments(args, "usage: sparsefuse models  (list built-in model traces)")) return 0;
+  if (!no_arguments(args, "usage: sparsefuse models  (list built-in model traces: analytic, then measured/*)")) {
+    return 0;
+  }
   for (const auto& name : builtin_trace_names()) {
     Trace t = load_builtin_trace(name);
-    std::cout << fmt::format("{:<20} {:>4} tensors {:>8.1f} M params  batch {:>3}  {} [{}]\n", name,
+    std::cout << fmt::format("{:<34} {:>4} tensors {:>8.1f} M params  batch {:>3}  {} [{}]\n", name,
                              t.tensors.size(), double(t.parameters()) / 1e6, t.batch_size, t.description,
-                             t.provenance_kind());
+                             provenance_summary(t));
   }
   return 0;
 }

@@ -22,5 +22,6 @@ int run_profile_collectives(const Args& args);
 int run_validate(const Args& args);
 int run_calibrate(const Args& args);
 int run_fidelity(const Args& args);
+int run_profile_model(const Args& args);
 
 }  // namespace sparsefuse::cli

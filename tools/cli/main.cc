@@ -33,6 +33,7 @@ commands:
   profile-collectives      measure the runtime's MPI collectives (mpirun -np P); write a calibrated network table
   calibrate TABLE...       fit latency and bandwidth per size range to nccl-tests / OSU / profile tables
   fidelity                 run the fidelity suite: predicted against published measurements
+  profile-model            train a PyTorch model briefly; write a measured trace (per-tensor gradient-ready times)
 
 'sparsefuse COMMAND --help' describes each command.)";
 
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
       {"simulate", run_simulate}, {"compare", run_compare}, {"models", run_models}, {"presets", run_presets},
       {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels},
       {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives},
-      {"calibrate", run_calibrate}, {"fidelity", run_fidelity}};
+      {"calibrate", run_calibrate}, {"fidelity", run_fidelity},
+      {"profile-model", run_profile_model}};
   // Line-buffered even when piped, so progress and results interleave in order.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // Under `bazel run` the working directory is the runfiles tree; relative

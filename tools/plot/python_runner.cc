@@ -22,10 +22,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// argv[1] is the directory holding the package, argv[2] the package name.
 constexpr const char* kBootstrap =
-    "import sys\n"
+    "import importlib, sys\n"
     "sys.path.insert(0, sys.argv.pop(1))\n"
-    "from sparsefuse_plot.cli import main\n"
+    "main = importlib.import_module(sys.argv.pop(1) + '.cli').main\n"
     "sys.exit(main(sys.argv[1:]))\n";
 
 // A temporary directory removed on scope exit.
@@ -33,7 +34,7 @@ class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/sparsefuse-plot-XXXXXX";
+    std::string pattern = std::string(base && *base ? base : "/tmp") + "/sparsefuse-python-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
       throw std::runtime_error("cannot create a temporary directory from " + pattern + ": " + std::strerror(errno));
     }
@@ -76,21 +77,26 @@ std::string python_interpreter() {
 }
 
 int run_plot_python(const std::vector<std::string>& args) {
+  return run_python_package({"sparsefuse_plot", "the plotting code", "python3-matplotlib", embedded_python_files},
+                            args);
+}
+
+int run_python_package(const EmbeddedPackage& package, const std::vector<std::string>& args) {
   const std::string python = python_interpreter();
   if (access(python.c_str(), X_OK) != 0) {
-    std::cerr << "sparsefuse: error: " << python << " not found or not executable; plotting needs Debian's "
-              << "python3 and python3-matplotlib (tools/setup installs them)\n";
+    std::cerr << "sparsefuse: error: " << python << " not found or not executable; " << package.role
+              << " needs Debian's python3 and " << package.needs << " (tools/setup installs them)\n";
     return 1;
   }
   TempDir dir;
-  for (const auto& file : embedded_python_files()) {
+  for (const auto& file : package.files()) {
     fs::path path = fs::path(dir.path()) / std::string(file.path);
     fs::create_directories(path.parent_path());
     std::ofstream out(path, std::ios::binary);
     out.write(file.content.data(), std::streamsize(file.content.size()));
     if (!out) throw std::runtime_error("cannot write " + path.string());
   }
-  std::vector<std::string> argv_strings = {python, "-I", "-B", "-c", kBootstrap, dir.path()};
+  std::vector<std::string> argv_strings = {python, "-I", "-B", "-c", kBootstrap, dir.path(), std::string(package.name)};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : argv_strings) argv.push_back(s.data());
@@ -114,10 +120,11 @@ int run_plot_python(const std::vector<std::string>& args) {
   if (WIFEXITED(status)) {
     int code = WEXITSTATUS(status);
     if (code == 0 || code == 2) return code;
-    std::cerr << "sparsefuse: error: the plotting code (" << python << ") failed with exit status " << code << "\n";
+    std::cerr << "sparsefuse: error: " << package.role << " (" << python << ") failed with exit status " << code
+              << "\n";
     return 1;
   }
-  std::cerr << "sparsefuse: error: the plotting code (" << python << ") was killed by signal "
+  std::cerr << "sparsefuse: error: " << package.role << " (" << python << ") was killed by signal "
             << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << "\n";
   return 1;
 }
