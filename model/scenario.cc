@@ -183,7 +183,7 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
   }
   auto variability = root.optional_child("variability");
   s.variability = VariabilityConfig::parse(variability ? *variability : JsonNode(empty, file, "/variability"),
-                                           s.workers);
+                                           s.workers, s.trace.iteration_cv);
   return s;
 }
 

@@ -2,10 +2,18 @@
 
 namespace sparsefuse::model {
 
-VariabilityConfig VariabilityConfig::parse(const JsonNode& node, int workers) {
+VariabilityConfig VariabilityConfig::parse(const JsonNode& node, int workers, double measured_cv) {
   node.check_keys({"compute_cv", "stragglers", "workers_per_node", "node_speed_factors"});
   VariabilityConfig c;
-  c.compute_cv = node.get_number("compute_cv", 0.0, 0.0, 10.0);
+  auto cv = node.optional_child("compute_cv");
+  if (cv && cv->json().is_string()) {
+    // "trace": the spread the profiler measured for this model on this machine.
+    if (cv->as_string() != "trace") cv->fail("expected a number in [0, 10] or \"trace\"");
+    if (measured_cv <= 0) cv->fail("\"trace\" needs a measured trace with \"iteration_cv\"; this trace has none");
+    c.compute_cv = measured_cv;
+  } else {
+    c.compute_cv = node.get_number("compute_cv", 0.0, 0.0, 10.0);
+  }
   if (auto s = node.optional_child("stragglers")) {
     s->check_keys({"ranks", "count", "slowdown"});
     if (s->has("ranks") && s->has("count")) s->fail("give either \"ranks\" or \"count\", not both");

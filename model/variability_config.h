@@ -17,7 +17,9 @@ struct VariabilityConfig {
   int workers_per_node = 1;
   std::vector<double> node_speed_factors;  // indexed by node id modulo its length
 
-  static VariabilityConfig parse(const JsonNode& node, int workers);
+  // MEASURED_CV: the trace's measured iteration spread, which "compute_cv":
+  // "trace" selects (0: none measured).
+  static VariabilityConfig parse(const JsonNode& node, int workers, double measured_cv = 0);
   Json to_json() const;
 };
 

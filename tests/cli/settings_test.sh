@@ -51,4 +51,14 @@ err=$("$sf" simulate "$tmp/knobs.json" --set 'topology={"preset":"ib-56g"}' --se
 err=$("$sf" simulate "$tmp/knobs.json" 2>&1 >/dev/null)
 [[ -z "$err" ]] || fail "a plain scenario printed notes: $err"
 
+# "compute_cv": "trace" takes the measured spread of a measured trace, and is
+# refused for a trace that has none.
+echo '{"model": "measured/vgg16-cpu-b1", "workers": 2, "iterations": 2, "scheme": "wfbp",
+ "variability": {"compute_cv": "trace"}}' > "$tmp/cv.json"
+"$sf" simulate "$tmp/cv.json" --out "$tmp/cv" >/dev/null || fail "compute_cv trace"
+[[ $(field "$tmp/cv/result.json" 'r["scenario"]["variability"]["compute_cv"] > 0') == True ]] || fail "measured cv not used"
+err=$("$sf" simulate "$tmp/cv.json" --set model=bert-base 2>&1 >/dev/null); status=$?
+[[ $status -eq 2 && "$err" == *'at /variability/compute_cv: "trace" needs a measured trace'* ]] ||
+  fail "compute_cv trace on an analytic trace: $status: $err"
+
 finish
