@@ -119,6 +119,68 @@ class Progress {
   size_t ran_ = 0;
 };
 
+// -j, or the hardware threads shared among this node's MPI ranks.
+int thread_count(const po::variables_map& vm) {
+  if (!vm.count("jobs")) {
+    return std::max(1, int(std::thread::hardware_concurrency()) / env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1));
+  }
+  const int threads = vm["jobs"].as<int>();
+  if (threads < 1 || threads > 4096) {
+    throw InputError("-j", "", fmt::format("expected a thread count in [1, 4096], got {}", threads));
+  }
+  return threads;
+}
+
+// Every rank validates every point (parsing only), so a bad grid fails
+// before anything is written. Ranks agree on the outcome; the lowest rank
+// that failed reports it, the others exit quietly with the same status,
+// which is returned.
+std::optional<int> plan_on_every_rank(MpiSession* mpi, const std::string& scenario,
+                                      const std::vector<std::string>& base, const std::vector<sim::GridAxis>& axes,
+                                      int threads, sim::SweepPlan& plan) {
+  if (!mpi) {
+    plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
+    return std::nullopt;
+  }
+  const int rank = mpi->rank(), ranks = mpi->size();
+  std::optional<InputError> error;
+  try {
+    plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
+  } catch (const InputError& e) {
+    error = e;
+  }
+  const int first_failed = mpi->min(error ? rank : ranks);
+  if (first_failed == ranks) return std::nullopt;
+  // Every rank failed alike or one did alone: either way the job stops.
+  const InputError reported = error ? *error : InputError("", "", "another rank rejected the sweep");
+  return refuse_on_every_rank(rank == first_failed, reported, [&] { mpi->barrier(); });
+}
+
+// This rank's share of the points; rank 0 writes sweep.json and shows progress.
+sim::SweepRunSummary run_points(MpiSession* mpi, const sim::SweepPlan& plan, const std::string& out, int threads) {
+  const int rank = mpi ? mpi->rank() : 0, ranks = mpi ? mpi->size() : 1;
+  sim::SweepRunSummary summary;
+  try {
+    if (rank == 0) write_file_atomically(out + "/sweep.json", plan.description().dump(2) + "\n");
+    Progress progress(ranks > 1 ? fmt::format("sweep (rank 0 of {}) ", ranks) : "sweep ");
+    sim::SweepRunOptions run_options;
+    run_options.threads = threads;
+    run_options.rank = rank;
+    run_options.ranks = ranks;
+    if (rank == 0) {
+      run_options.progress = [&](size_t done, size_t total, bool ran) { progress.update(done, total, ran); };
+    }
+    summary = sim::run_sweep_points(plan, out, run_options);
+    for (const auto& e : summary.errors) std::cerr << "sparsefuse sweep: point failed: " << e << "\n";
+  } catch (const std::exception& e) {
+    if (!mpi) throw;
+    // A rank that cannot go on must not leave the others waiting at the barrier.
+    std::cerr << fmt::format("sparsefuse: internal error on rank {}: {}\n", rank, e.what());
+    mpi->abort(1);
+  }
+  return summary;
+}
+
 }  // namespace
 
 int run_sweep(const Args& args) {
@@ -151,61 +213,17 @@ int run_sweep(const Args& args) {
   if (vm.count("grid")) {
     for (const auto& text : vm["grid"].as<std::vector<std::string>>()) axes.push_back(sim::parse_grid_axis(text));
   }
-  const int local_ranks = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1);
-  int threads = std::max(1, int(std::thread::hardware_concurrency()) / local_ranks);
-  if (vm.count("jobs")) {
-    threads = vm["jobs"].as<int>();
-    if (threads < 1 || threads > 4096) {
-      throw InputError("-j", "", fmt::format("expected a thread count in [1, 4096], got {}", threads));
-    }
-  }
+  const int threads = thread_count(vm);
 
   std::unique_ptr<MpiSession> mpi;
   if (env_int("OMPI_COMM_WORLD_SIZE", 1) > 1) mpi = std::make_unique<MpiSession>();
-  const int rank = mpi ? mpi->rank() : 0, ranks = mpi ? mpi->size() : 1;
+  const int rank = mpi ? mpi->rank() : 0;
 
-  // Every rank validates every point (parsing only), so a bad grid fails
-  // before anything is written. Ranks agree on the outcome; the lowest rank
-  // that failed reports it, the others exit quietly with the same status.
   sim::SweepPlan plan;
-  if (!mpi) {
-    plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
-  } else {
-    std::optional<InputError> error;
-    try {
-      plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
-    } catch (const InputError& e) {
-      error = e;
-    }
-    int first_failed = mpi->min(error ? rank : ranks);
-    if (first_failed < ranks) {
-      // Every rank failed alike or one did alone: either way the job stops.
-      const InputError reported = error ? *error : InputError("", "", "another rank rejected the sweep");
-      return refuse_on_every_rank(rank == first_failed, reported, [&] { mpi->barrier(); });
-    }
-  }
+  if (std::optional<int> refused = plan_on_every_rank(mpi.get(), scenario, base, axes, threads, plan)) return *refused;
 
   auto start = std::chrono::steady_clock::now();
-  sim::SweepRunSummary summary;
-  try {
-    if (rank == 0) write_file_atomically(out + "/sweep.json", plan.description().dump(2) + "\n");
-    Progress progress(ranks > 1 ? fmt::format("sweep (rank 0 of {}) ", ranks) : "sweep ");
-    sim::SweepRunOptions run_options;
-    run_options.threads = threads;
-    run_options.rank = rank;
-    run_options.ranks = ranks;
-    if (rank == 0) {
-      run_options.progress = [&](size_t done, size_t total, bool ran) { progress.update(done, total, ran); };
-    }
-    summary = sim::run_sweep_points(plan, out, run_options);
-    for (const auto& e : summary.errors) std::cerr << "sparsefuse sweep: point failed: " << e << "\n";
-  } catch (const std::exception& e) {
-    if (!mpi) throw;
-    // A rank that cannot go on must not leave the others waiting at the barrier.
-    std::cerr << fmt::format("sparsefuse: internal error on rank {}: {}\n", rank, e.what());
-    mpi->abort(1);
-  }
-
+  const sim::SweepRunSummary summary = run_points(mpi.get(), plan, out, threads);
   uint64_t ran = summary.ran, skipped = summary.skipped, failed = summary.failed;
   if (mpi) {
     // Every rank's point files are on the shared filesystem once all arrive here.
