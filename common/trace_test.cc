@@ -61,6 +61,14 @@ TEST(Trace, MeasuredTraceMustSayWhatItMeasured) {
     missing["provenance"].erase(key);
     EXPECT_THROW(parse_trace(missing, "m.json"), InputError) << key;
   }
+  // Measurements from elsewhere name their source and method instead.
+  Json external = {{"format", "sparsefuse-trace/1"}, {"model", "x"}, {"batch_size", 1},
+                   {"provenance", {{"kind", "measured"}, {"source", "a log"}, {"method", "per-layer times"}}},
+                   {"forward_ns", 1}, {"backward_ns", 2}, {"optimizer_ns", 1},
+                   {"tensors", {{{"name", "w"}, {"shape", {2}}, {"elements", 2}, {"ready_ns", 2}}}}};
+  EXPECT_EQ(parse_trace(external, "e.json").provenance_kind(), "measured");
+  external["provenance"].erase("method");
+  EXPECT_THROW(parse_trace(external, "e.json"), InputError);
   Json negative_spread = measured_trace();
   negative_spread["tensors"][0]["ready_spread_ns"] = -1;
   EXPECT_THROW(parse_trace(negative_spread, "m.json"), InputError);

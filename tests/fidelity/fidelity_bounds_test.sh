@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fidelity CI gate (issue 12): every microbenchmark case stays within its
+# The fidelity CI gate: every microbenchmark case stays within its
 # recorded bound; a tighter bound or a missing one fails; the cases are what
 # make_suite.py makes of measurements.json; the committed calibrations are what `sparsefuse calibrate` makes of the committed tables;
 # bad measured tables exit 2 naming file, line and expectation.
@@ -23,6 +23,9 @@ done
 # Halve every bound: the gate must now fail, naming the case (one case keeps the test fast).
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["bounds"]={k: v/2 for k, v in d["bounds"].items()}; json.dump(d, open(sys.argv[2], "w"))' \
   "$suite/bounds.json" "$tmp/tight.json"
+# The validation (end-to-end) cases run too: their traces and scenarios must stay readable.
+"$sf" fidelity --suite "$suite" --role validation --no-figure --out "$tmp/v" >"$tmp/v.log" 2>&1 ||
+  fail "fidelity --role validation: $(tail -3 "$tmp/v.log")"
 out=$("$sf" fidelity --suite "$suite" --case nccl_h100_1node_8gpu --check-bounds --bounds "$tmp/tight.json" --no-figure --out "$tmp/t" 2>&1)
 [[ $? -eq 1 && "$out" == *"FIDELITY BOUND EXCEEDED: nccl_h100_1node_8gpu"* ]] || fail "halved bounds did not fail the gate"
 echo '{"bounds": {}}' > "$tmp/none.json"

@@ -79,7 +79,8 @@ def write_traces():
     dump('traces/googlenet-k80-bcaffe.json', {
      'format': 'sparsefuse-trace/1', 'model': 'googlenet-k80-bcaffe', 'batch_size': 64, 'dtype': 'float32',
      'description': 'GoogleNet (Caffe, aux classifiers included, weight+bias merged per layer) on an Nvidia K80, batch 64: per-layer backward times measured by B-Caffe',
-     'provenance': {'kind': 'measured', 'method': 'per-layer backward_us of shyhuai/B-Caffe logdata/tmp8comm.log (commit afc8063d, MG-WFBP, INFOCOM 2019), layers reversed into gradient-ready order; '
+     'provenance': {'kind': 'measured', 'source': 'shyhuai/B-Caffe logdata/tmp8comm.log, commit afc8063d',
+                    'method': 'per-layer backward_us of shyhuai/B-Caffe logdata/tmp8comm.log (commit afc8063d, MG-WFBP, INFOCOM 2019), layers reversed into gradient-ready order; '
                     'forward_ns is NOT measured: backward / 2 (the analytic traces\' rule); optimizer_ns is NOT measured: SGD with momentum, 20 B per parameter at 240 GB/s (one K80 GPU\'s memory bandwidth, datasheet)'},
      'forward_ns': backward // 2, 'backward_ns': backward, 'optimizer_ns': round(params * 20 / 240e9 * 1e9),
      'tensors': tensors})
