@@ -129,7 +129,7 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     : config_(config), unpack_bytes_per_ns_(config.gpu_memory_gbytes_per_s), scenario_file_(scenario_file) {
   if (config.profile == "seed-8node") {
     seed_tables_ = true;
-    gpu_source_ = "seed-8node (seed code tables, schemes.md §1.2)";
+    gpu_source_ = "seed-8node (seed code tables)";
   } else {
     std::string file;
     double measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file, gpu_);

@@ -34,7 +34,7 @@ TimeNs SeedTableNetwork::coordination_ns() const {
 
 Json SeedTableNetwork::describe() const {
   return {{"model", "seed-table"},
-          {"table", "seed code's local_8_nodes communication table (schemes.md §1.2), at bytes per worker / 1024 KB"},
+          {"table", "seed code's local_8_nodes communication table, at bytes per worker / 1024 KB"},
           {"measured_workers", kSeedTableWorkers}};
 }
 
