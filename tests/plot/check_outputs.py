@@ -117,12 +117,26 @@ def check_figures(args, results):
         side = load(os.path.join(args.figures, entry["json"]))
         if not side.get("caption") or "trace: analytic" not in side["caption"]:
             fail(f"{name}: caption lacks the trace provenance: {side.get('caption')!r}")
+        check_portable(name, side.get("caption", ""))
         check = CHECKS[side["kind"]]
         check(args, results, side, colors)
     if args.sparse:
         partitions = [load(os.path.join(args.figures, e["json"])) for e in index["figures"] if e["kind"] == "partition"]
         if not partitions or partitions[0].get("panels", [None])[0] != "elements":
             fail("sparse results: the partition figure lacks the dense/sparsified panel")
+
+
+# A caption shipped with a figure names files by repository-relative or base name only, and
+# cites no document outside the repository (the seed notes' "schemes.md §1.2").
+ABSOLUTE_PATH = re.compile(r"(?:^|[\s(=:])(?:/[^\s/]+){2,}")
+EXTERNAL_DOC = re.compile(r"\.md\s*§|§\s*\d")
+
+
+def check_portable(name, caption):
+    if ABSOLUTE_PATH.search(caption):
+        fail(f"{name}: caption holds an absolute path: {caption!r}")
+    if EXTERNAL_DOC.search(caption):
+        fail(f"{name}: caption cites a document outside the repository: {caption!r}")
 
 
 def note_color(colors, preset_name, color, where):

@@ -106,6 +106,39 @@ PY
 $check --results "$tmp/sparse" --figures "$tmp/sparse/figures" --report "$tmp/sparse" --baseline horovod \
   --expect-kinds scaling,speedup-bars,breakdown,partition --sparse || fail "sparse output checks"
 
+# Issue 17 item 4: a sweep over a scheme knob x a setting that becomes a scheme knob
+# (compression.density) is ONE 6x2 heatmap, its axes in numeric order.
+"$sf" sweep "$scenario" --set scheme=ssfusion --grid scheme.tensors_per_buffer=0,5,10,22,50,100 \
+  --grid compression.density=0.01,0.1 --out "$tmp/knobs/sweep" -j 2 >/dev/null 2>&1 || fail "knob sweep"
+"$sf" plot "$tmp/knobs" >/dev/null 2>&1 || fail "plot of the knob sweep failed"
+/usr/bin/python3 - "$tmp/knobs/figures" <<'PY' || fail "one 6x2 heatmap in numeric order"
+import glob, json, sys
+maps = sorted(glob.glob(sys.argv[1] + "/heatmap-*.json"))
+if len(maps) != 1:
+    sys.exit(f"{len(maps)} heatmaps, expected 1: {maps}")
+d = json.load(open(maps[0]))
+want = ([0, 5, 10, 22, 50, 100], [0.01, 0.1])
+if (d["y_values"], d["x_values"]) != want:
+    sys.exit(f"axes {d['y_values']} x {d['x_values']}, expected {want}")
+if any(v is None for row in d["values"] for v in row) or len(d["values"]) != 6 or len(d["values"][0]) != 2:
+    sys.exit(f"values {d['values']}: expected 6 rows of 2 cells")
+PY
+
+# Issue 17 item 6: descriptions in older results cite the seed notes and hold absolute paths;
+# captions must hold neither (check_outputs.py checks every caption).
+mkdir -p "$tmp/paths" && cp -r "$res/compare-8" "$tmp/paths/" &&
+  /usr/bin/python3 - "$tmp/paths/compare-8/ssfusion/result.json" <<'PY' || fail "making a result with paths"
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["compression_costs"] = "seed-8node (seed code tables, schemes.md §1.2); cpu: /home/dev/sparsefuse/profiles/cpu-dev-2core.json"
+json.dump(r, open(sys.argv[1], "w"))
+PY
+"$sf" plot "$tmp/paths" >/dev/null 2>&1 || fail "plot of results with paths failed"
+$check --results "$tmp/paths" --figures "$tmp/paths/figures" --baseline horovod \
+  --expect-kinds scaling,speedup-bars,breakdown,partition || fail "portable captions"
+grep -q 'cpu: cpu-dev-2core.json' "$tmp/paths/figures/breakdown-bert-base.json" ||
+  fail "caption lost the profile's name: $(grep -o '"caption": "[^"]*"' "$tmp/paths/figures/breakdown-bert-base.json")"
+
 # --- bad input: exit 2, a message naming the problem, nothing written
 mkdir -p "$tmp/empty/sub"
 expect_status 2 "missing: no such directory" -- plot "$tmp/missing"

@@ -7,7 +7,8 @@ import textwrap
 from collections import defaultdict
 
 from sparsefuse_plot import style
-from sparsefuse_plot.results import BREAKDOWN_KEYS, BREAKDOWN_NAMES, InputProblem, format_value
+from sparsefuse_plot.results import (BREAKDOWN_KEYS, BREAKDOWN_NAMES, InputProblem, format_value, key_unit,
+                                     portable_text, value_sort_key)
 
 MIB = float(1 << 20)
 
@@ -487,19 +488,8 @@ def partition(plt, rs, out_dir, opts):
 
 # --- 6. heatmaps of two-key sweeps --------------------------------------------------
 def _key_label(key):
-    last = key.split(".")[-1]
-    for suffix, unit in (("_gbps", "Gb/s"), ("_us", "us"), ("_ns", "ns"), ("_bytes", "bytes"), ("_s", "s")):
-        if last.endswith(suffix):
-            return f"{key} ({unit})"
-    return key
-
-
-def _value_sort_key(value):
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (0, float(value), "")
-    if isinstance(value, str):
-        return (1, style.preset_rank(value), value)
-    return (2, 0.0, json.dumps(value, sort_keys=True))
+    unit = key_unit(key.split(".")[-1])
+    return f"{key} ({unit})" if unit else key
 
 
 def _value_text(key, value):
@@ -514,6 +504,9 @@ def heatmaps(plt, rs, out_dir, opts, limit_per_sweep=12):
             continue
         ky, kx = sweep.keys[0], sweep.keys[1]
         extra = sweep.keys[2:]
+        # Within one sweep only the axes vary, so the grid's first two keys span one heatmap and
+        # only further keys split it. Settings derived from an axis (compression.density becomes
+        # the scheme's density knob) must not split it into one-cell maps.
         groups = defaultdict(list)
         for r, values in sweep.results:
             ident = []
@@ -522,8 +515,7 @@ def heatmaps(plt, rs, out_dir, opts, limit_per_sweep=12):
             if "workers" not in sweep.keys:
                 ident.append(("workers", r.workers))
             if not {"scheme", "scheme.preset"} & set(sweep.keys):
-                ident.append(("scheme", r.scheme_label))
-            ident += [(k, v) for k, v in r.variant_items if k not in sweep.keys]
+                ident.append(("scheme", r.preset))
             ident += [(k, values[k]) for k in extra]
             groups[tuple((k, json.dumps(v, sort_keys=True)) for k, v in ident)].append((r, values))
         sweep_dir = os.path.dirname(sweep.rel)
@@ -534,9 +526,9 @@ def heatmaps(plt, rs, out_dir, opts, limit_per_sweep=12):
                 break
             members = groups[key]
             xs = sorted({json.dumps(v[kx], sort_keys=True) for _, v in members},
-                        key=lambda t: _value_sort_key(json.loads(t)))
+                        key=lambda t: value_sort_key(json.loads(t)))
             ys = sorted({json.dumps(v[ky], sort_keys=True) for _, v in members},
-                        key=lambda t: _value_sort_key(json.loads(t)))
+                        key=lambda t: value_sort_key(json.loads(t)))
             grid = [[None] * len(xs) for _ in ys]
             cells = []
             for r, v in members:
@@ -618,6 +610,7 @@ def validation(plt, rs, out_dir, opts, limit=12):
                    "simulated: its recorded scenario"
                    + (" with --set " + ", ".join(overrides) if overrides else "")
                    + f" | error = (simulated - measured) / measured | from {rel}")
+        caption = portable_text(caption)
         fig, axes = style.new_figure(plt, "A real run against its simulation", caption, 1, 2,
                                      left=_left_margin([m["name"] for m in times], 7), right=0.97, wspace=0.35,
                                      bottom=0.17)

@@ -12,7 +12,7 @@ from collections import defaultdict
 from urllib.parse import quote
 
 from sparsefuse_plot import style
-from sparsefuse_plot.results import BREAKDOWN_KEYS, BREAKDOWN_NAMES, describe_network, format_value
+from sparsefuse_plot.results import BREAKDOWN_KEYS, BREAKDOWN_NAMES, describe_network, format_value, value_sort_key
 
 TIE = 5e-4  # relative difference below which two mean iteration times count as a tie
 
@@ -166,7 +166,8 @@ def build_blocks(rs, sidecars, out_dir, figures_rel, opts, command):
     if rs.variant_keys:
         varied = []
         for key in rs.variant_keys:
-            values = sorted({json.dumps(v, sort_keys=True) for r in results for k, v in r.variant_items if k == key})
+            values = sorted({json.dumps(v, sort_keys=True) for r in results for k, v in r.variant_items if k == key},
+                            key=lambda text: value_sort_key(json.loads(text)))
             varied.append(f"{key}: " + ", ".join(format_value(key, json.loads(v)) for v in values))
         rows.append(["varied settings", "; ".join(varied)])
     descriptions = sorted({r.scenario.get("description") for r in results if r.scenario.get("description")})

@@ -10,6 +10,7 @@ is the preset name, plus the knobs that distinguish results of one preset.
 import json
 import math
 import os
+import re
 from collections import Counter, defaultdict
 
 from sparsefuse_plot import style
@@ -79,6 +80,50 @@ def flatten(node, prefix=""):
     return out
 
 
+# Units by key suffix (DESIGN: every JSON key with a unit names it). Longest suffixes first:
+# "gpu_memory_gbytes_per_s" is GB/s, not seconds.
+UNIT_SUFFIXES = (("_gbytes_per_s", "GB/s"), ("_samples_per_s", "samples/s"), ("_per_s", "/s"), ("_gbps", "Gb/s"),
+                 ("_us", "us"), ("_ns", "ns"), ("_s", "s"), ("_bytes", "B"))
+
+
+def key_unit(key):
+    """The unit a key's suffix names, or "" when it names none."""
+    for suffix, unit in UNIT_SUFFIXES:
+        if key.endswith(suffix):
+            return unit
+    return ""
+
+
+def value_sort_key(value):
+    """Orders setting values numerically (0, 5, 10, 22, 50, 100, not as strings), then strings
+    in the presets' order, then anything else by its JSON text."""
+    if _is_number(value):
+        return (0, float(value), "")
+    if isinstance(value, str):
+        return (1, style.preset_rank(value), value)
+    return (2, 0.0, json.dumps(value, sort_keys=True))
+
+
+# Absolute paths (/home/x/..., C:\...) in descriptions copied from result.json: a caption
+# shipped with a figure must not carry a developer's directory layout.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(?:/|[A-Za-z]:\\)[^\s,;|()'\"]*[/\\]([^\s,;|()'\"/\\]+)")
+
+
+# Section references into the seed papers' notes ("schemes.md §1.2"), which older results
+# carry in their descriptions: those documents are not in the repository.
+_EXTERNAL_SECTION = re.compile(r"(?:,\s*|\s*\()?\b[\w-]+\.md\s*§\s*[\d.]+(?:\s*[-,]\s*§?\s*[\d.]+)*\)?")
+
+
+def portable_text(text):
+    """TEXT with every absolute path replaced by its file name and references to documents
+    outside the repository removed."""
+    def drop(m):
+        # "(schemes.md §1.2)" goes whole; ", schemes.md §1.2)" leaves the bracket it closes.
+        whole = m.group(0)
+        return ")" if whole.endswith(")") and not whole.lstrip().startswith("(") else ""
+    return _EXTERNAL_SECTION.sub(drop, _ABSOLUTE_PATH.sub(lambda m: m.group(1), text))
+
+
 def format_value(key, value, units=True):
     """A compact rendering of a setting for labels; byte sizes in KiB/MiB/GiB, other units
     (from the key's suffix) appended when UNITS."""
@@ -92,10 +137,8 @@ def format_value(key, value, units=True):
         text = f"{value:g}"
         if not units:
             return text
-        for suffix, unit in (("_us", " us"), ("_ns", " ns"), ("_s", " s"), ("_gbps", " Gb/s"), ("_bytes", " B")):
-            if key.endswith(suffix):
-                return text + unit
-        return text
+        unit = key_unit(key)
+        return text + (" " + unit if unit else "")
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True)
@@ -302,7 +345,9 @@ class ResultSet:
             r = labels[label]
             numeric = tuple((0, v, "") if _is_number(v) else (1, 0, json.dumps(v, sort_keys=True))
                             for _, v in r.variant_items)
-            return (style.preset_rank(r.preset), r.preset, r.scheme_label, numeric)
+            # Knobs by value, not by label text: "tensors_per_buffer=5" before "=10".
+            knobs = tuple((k, value_sort_key(v)) for k, v in sorted(r.scheme.items()) if k != "preset")
+            return (style.preset_rank(r.preset), r.preset, knobs, r.scheme_label, numeric)
 
         return sorted(labels, key=sort_key)
 
@@ -494,7 +539,7 @@ class ResultSet:
         roots = sorted({os.path.dirname(os.path.dirname(r.rel)) or os.path.dirname(r.rel) for r in results})
         count = len(results)
         parts.append(f"from {count} result.json" + (f" under {roots[0]}/" if len(roots) == 1 and roots[0] else ""))
-        return " | ".join(parts)
+        return portable_text(" | ".join(parts))
 
 
 def describe_network(doc):
