@@ -14,6 +14,7 @@ import argparse
 import base64
 import html.parser
 import json
+import math
 import os
 import re
 import struct
@@ -73,6 +74,18 @@ def swept_value(r, key):
     return node
 
 
+def repeat_mean(args, rels):
+    """The first of several repeats with its throughput and mean iteration time replaced by
+    their means over all of them (what a point of repeats must plot)."""
+    runs = [source(args.results, rel) for rel in rels]
+    if any(r is None for r in runs):
+        return None
+    mean = dict(runs[0])
+    mean["throughput_samples_per_s"] = math.fsum(r["throughput_samples_per_s"] for r in runs) / len(runs)
+    mean["iteration_time_s"] = {"mean": math.fsum(r["iteration_time_s"]["mean"] for r in runs) / len(runs)}
+    return mean
+
+
 def same(a, b, what):
     if a != b:
         fail(f"{what}: sidecar has {a!r}, result.json has {b!r}")
@@ -82,10 +95,14 @@ def baseline_mean(results, r, baseline):
     matches = [x for x in results.values() if preset(x) == baseline and x["scenario"]["model"] == r["scenario"]["model"]
                and x["scenario"]["workers"] == r["scenario"]["workers"]
                and x["scenario"]["network"] == r["scenario"]["network"]]
-    means = {m["iteration_time_s"]["mean"] for m in matches}
-    if len(means) != 1:
+    # Runs differing only in their seed are repeats: the baseline is their mean.
+    by_seed = {}
+    for m in matches:
+        by_seed.setdefault(m["scenario"].get("seed"), set()).add(m["iteration_time_s"]["mean"])
+    if not by_seed or any(len(means) != 1 for means in by_seed.values()):
         return None
-    return means.pop()
+    means = [next(iter(v)) for v in by_seed.values()]
+    return math.fsum(means) / len(means)
 
 
 def check_speedup(value, r, results, baseline, what):
@@ -120,6 +137,7 @@ def check_figures(args, results):
         check_portable(name, side.get("caption", ""))
         check = CHECKS[side["kind"]]
         check(args, results, side, colors)
+    check_scaling_totals()
     if args.sparse:
         partitions = [load(os.path.join(args.figures, e["json"])) for e in index["figures"] if e["kind"] == "partition"]
         if not partitions or partitions[0].get("panels", [None])[0] != "elements":
@@ -159,7 +177,7 @@ def check_scaling(args, results, side, colors):
     for s in side["series"]:
         note_color(colors, s["preset"], s["color"], side["figure"])
         for i, rel in enumerate(s["sources"]):
-            r = source(args.results, rel)
+            r = repeat_mean(args, s["repeat_sources"][i]) if s["n"][i] > 1 else source(args.results, rel)
             if r is None:
                 continue
             what = f"{side['figure']} {s['label']} #{i}"
@@ -175,11 +193,21 @@ def check_scaling(args, results, side, colors):
     # Every result of the model is plotted, once per (scheme, scale, variant).
     expected = {(preset(r), r["scenario"]["workers"], json.dumps(r["scenario"]["network"], sort_keys=True))
                 for r in results.values() if r["scenario"]["model"] == side["model"]}
-    if points != len(expected):
-        fail(f"{side['figure']}: {points} points plotted, {len(expected)} distinct results")
+    # A model's series may be split over one figure per scheme family: count over all of them.
+    plotted = SCALING_POINTS.setdefault(side["model"], [0, len(expected)])
+    plotted[0] += points
     check_y_scale(side["throughput_y_scale"], [v for s in side["series"] for v in s["throughput_samples_per_s"]],
                   side["figure"] + " throughput")
     check_y_scale(side["speedup_y_scale"], [v for s in side["series"] for v in s["speedup"]], side["figure"] + " speedup")
+
+
+SCALING_POINTS = {}  # model: [points plotted in all its scaling figures, distinct results]
+
+
+def check_scaling_totals():
+    for model, (points, expected) in SCALING_POINTS.items():
+        if points != expected:
+            fail(f"scaling figures of {model}: {points} points plotted, {expected} distinct results")
 
 
 def check_speedup_bars(args, results, side, colors):

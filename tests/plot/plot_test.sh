@@ -139,6 +139,41 @@ $check --results "$tmp/paths" --figures "$tmp/paths/figures" --baseline horovod 
 grep -q 'cpu: cpu-dev-2core.json' "$tmp/paths/figures/breakdown-bert-base.json" ||
   fail "caption lost the profile's name: $(grep -o '"caption": "[^"]*"' "$tmp/paths/figures/breakdown-bert-base.json")"
 
+# Issue 17 item 3: three seeds per point are one point, their mean with a 95% Student-t
+# interval, n in the legend. Expected values computed here from the three result.json files.
+for scheme in horovod ddp; do
+  "$sf" sweep "$scenario" --set scheme=$scheme --grid seed=1,2,3 --grid workers=8,16 \
+    --out "$tmp/seeds/$scheme" -j 2 >/dev/null 2>&1 || fail "seed sweep of $scheme"
+done
+"$sf" plot "$tmp/seeds" >/dev/null 2>&1 || fail "plot of the seed sweeps failed"
+/usr/bin/python3 - "$tmp/seeds" <<'PY' || fail "seeds aggregated"
+import glob, json, math, sys
+root = sys.argv[1]
+side = json.load(open(root + "/figures/scaling-bert-base.json"))
+errors = []
+if sorted(s["preset"] for s in side["series"]) != ["ddp", "horovod"]:
+    errors.append(f"series {[s['label'] for s in side['series']]}: expected one per scheme, not per seed")
+if "95%" not in side["caption"]:
+    errors.append(f"caption does not say the interval: {side['caption']}")
+for s in side["series"]:
+    if not s["legend"].endswith("(n=3)"):
+        errors.append(f"legend {s['legend']!r} lacks n=3")
+    for i, workers in enumerate(s["workers"]):
+        runs = [json.load(open(p)) for p in glob.glob(f"{root}/{s['preset']}/points/*workers={workers}*/result.json")]
+        x = [r["throughput_samples_per_s"] for r in runs]
+        if len(x) != 3 or len({r["scenario"]["seed"] for r in runs}) != 3:
+            errors.append(f"{s['preset']} at {workers}: found {len(x)} runs")
+            continue
+        mean = sum(x) / 3
+        sd = math.sqrt(sum((v - mean) ** 2 for v in x) / 2)
+        half = 4.302653 * sd / math.sqrt(3)  # t(0.975, 2 degrees of freedom)
+        if s["n"][i] != 3 or abs(s["throughput_samples_per_s"][i] - mean) > 1e-9 * mean \
+                or abs(s["throughput_ci95_half_width"][i] - half) > 1e-6 * half:
+            errors.append(f"{s['preset']} at {workers}: n {s['n'][i]}, mean {s['throughput_samples_per_s'][i]}, "
+                          f"half-width {s['throughput_ci95_half_width'][i]}; expected 3, {mean}, {half}")
+sys.exit("\n".join(errors) or None)
+PY
+
 # --- bad input: exit 2, a message naming the problem, nothing written
 mkdir -p "$tmp/empty/sub"
 expect_status 2 "missing: no such directory" -- plot "$tmp/missing"

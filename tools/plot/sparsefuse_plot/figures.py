@@ -46,6 +46,12 @@ def _legend(fig, axes_or_handles, labels=None, *, x=0.785, top=None, title="sche
                frameon=False, borderaxespad=0.0)
 
 
+def _repeat_note(counts):
+    """Legend suffix naming how many repeats each point averages."""
+    low, high = min(counts), max(counts)
+    return f" (n={low})" if low == high else f" (n={low}-{high})"
+
+
 def _shorten(label, width=28):
     return label if len(label) <= width else label[: width - 1] + "\u2026"
 
@@ -65,50 +71,104 @@ def _wrap(label, width=22, lines=3):
 
 
 # --- 1. throughput and speedup against workers -------------------------------
+# More series than this in one line figure form a knot: draw one figure per family instead.
+MAX_LINE_SERIES = 8
+
+
+def family_groups(rs, results):
+    """[(family or None, results)]: one group when few series, else one per preset family
+    (style.FAMILIES) in the families' order."""
+    labels = {r.label for r in results}
+    if len(labels) <= MAX_LINE_SERIES:
+        return [(None, results)]
+    order = list(style.FAMILIES) + [style.OTHER_FAMILY]
+    by_family = defaultdict(list)
+    for r in results:
+        by_family[style.family_of(r.preset)].append(r)
+    return [(family, by_family[family]) for family in order if by_family[family]]
+
+
+def _same_as(series, key):
+    """{label: earlier label} for series whose KEY values equal an earlier series' exactly:
+    drawn on top of each other, the legend must say so."""
+    first, same = {}, {}
+    for s in series:
+        values = (tuple(s["workers"]), tuple(s[key]))
+        if values in first:
+            same[s["label"]] = first[values]
+        else:
+            first[values] = s["label"]
+    return same
+
+
 def scaling(plt, rs, out_dir, opts):
     sidecars = []
     for model in rs.models:
-        results = rs.for_model(model)
-        workers = rs.workers_of(model)
-        note = f"speedup = mean iteration time of {rs.baseline} / that of the scheme at the same scale"
-        if any(rs.speedup(r) is None for r in results):
-            note += f" (points with no {rs.baseline} result at the same settings have no speedup)"
-        caption = rs.caption(results, extra=note)
-        fig, axes = style.new_figure(plt, f"Scaling of {model}: throughput and speedup over {rs.baseline}",
-                                     caption, 1, 2, left=0.085, right=0.765, bottom=0.12, wspace=0.3)
-        ax_t, ax_s = axes[0]
-        series = []
-        for label in rs.series_order:
-            points = sorted((r for r in results if r.label == label), key=lambda r: r.workers)
-            if not points:
-                continue
-            st = _series_style(rs, points[0])
-            xs = [r.workers for r in points]
-            throughput = [r.throughput for r in points]
-            speedups = [rs.speedup(r) for r in points]
-            ax_t.plot(xs, throughput, label=_wrap(label), **st)
-            ax_s.plot(xs, [s if s is not None else math.nan for s in speedups], **st)
-            series.append({"label": label, "scheme": points[0].scheme_label, "preset": points[0].preset,
-                           "variant": points[0].variant, "color": st["color"], "workers": xs,
-                           "throughput_samples_per_s": throughput,
-                           "iteration_time_mean_s": [r.mean_s for r in points], "speedup": speedups,
-                           "sources": [r.rel for r in points]})
-        for ax in (ax_t, ax_s):
-            style.workers_axis(ax, workers)
-        log_t = style.value_axis(ax_t, [v for s in series for v in s["throughput_samples_per_s"]])
-        ax_t.set_ylabel("throughput (samples/s, all workers" + (", log scale)" if log_t else ")"))
-        ax_t.set_title("throughput (higher is better)")
-        ax_s.axhline(1.0, color="#555555", linewidth=0.8, linestyle=(0, (4, 3)), zorder=0)
-        log_s = style.value_axis(ax_s, [v for s in series for v in s["speedup"]], "x")
-        ax_s.set_ylabel(f"speedup over {rs.baseline}" + (" (log scale)" if log_s else ""))
-        ax_s.set_title(f"speedup over {rs.baseline} (dashed line: 1x)")
-        _legend(fig, ax_t)
-        name = f"scaling-{style.slug(model)}"
-        sidecars.append(style.save_figure(plt, fig, out_dir, name, {
-            "kind": "scaling", "title": f"Scaling of {model}", "caption": caption, "model": model,
-            "baseline": rs.baseline, "x": "workers", "series": series,
-            "throughput_y_scale": "log" if log_t else "linear", "speedup_y_scale": "log" if log_s else "linear"}))
+        for family, results in family_groups(rs, rs.for_model(model)):
+            sidecars.append(_scaling_figure(plt, rs, out_dir, model, family, results))
     return sidecars
+
+
+def _scaling_figure(plt, rs, out_dir, model, family, results):
+    workers = rs.workers_of(model)
+    note = f"speedup = mean iteration time of {rs.baseline} / that of the scheme at the same scale"
+    if any(r.n > 1 for r in results):
+        note += ("; repeated runs (seeds) are one point: their mean, with error bars of the 95% "
+                 "Student-t interval of the mean; n per series in the legend")
+    if any(rs.speedup(r) is None for r in results):
+        note += f" (points with no {rs.baseline} result at the same settings have no speedup)"
+    caption = rs.caption(results, extra=note)
+    title = f"Scaling of {model}" + (f", {family} schemes" if family else "")
+    fig, axes = style.new_figure(plt, f"{title}: throughput and speedup over {rs.baseline}",
+                                 caption, 1, 2, left=0.085, right=0.765, bottom=0.12, wspace=0.3)
+    ax_t, ax_s = axes[0]
+    series, styles = [], []
+    for label in rs.series_order:
+        points = sorted((r for r in results if r.label == label), key=lambda r: r.workers)
+        if not points:
+            continue
+        st = _series_style(rs, points[0])
+        counts = [r.n for r in points]
+        series.append({"label": label, "scheme": points[0].scheme_label, "preset": points[0].preset,
+                       "variant": points[0].variant, "color": st["color"], "marker": st["marker"],
+                       "workers": [r.workers for r in points],
+                       "throughput_samples_per_s": [r.throughput for r in points],
+                       "iteration_time_mean_s": [r.mean_s for r in points],
+                       "speedup": [rs.speedup(r) for r in points], "n": counts,
+                       # Repeats (seeds) are one point: the mean, with its 95% interval as an error bar.
+                       "throughput_ci95_half_width": [r.ci95.get("throughput_samples_per_s") for r in points],
+                       "iteration_time_mean_ci95_half_width_s": [r.ci95.get("iteration_time_mean_s")
+                                                                 for r in points],
+                       "sources": [r.rel for r in points],
+                       "repeat_sources": [[x.rel for x in r.repeats] for r in points]})
+        styles.append(st)
+    same = _same_as(series, "throughput_samples_per_s")
+    for s, st in zip(series, styles):
+        legend = _wrap(s["label"]) + (_repeat_note(s["n"]) if max(s["n"]) > 1 else "")
+        if s["label"] in same:
+            # Drawn exactly on an earlier series: a larger hollow marker keeps both visible.
+            legend += f" (= {same[s['label']]})"
+            st = dict(st, markerfacecolor="white", markersize=8, zorder=1.5)
+        s["legend"] = legend.replace("\n", " ")
+        half = s["throughput_ci95_half_width"]
+        ax_t.errorbar(s["workers"], s["throughput_samples_per_s"], label=legend, capsize=2.5, elinewidth=0.8,
+                      yerr=[h or 0.0 for h in half] if any(half) else None, **st)
+        ax_s.plot(s["workers"], [v if v is not None else math.nan for v in s["speedup"]], **st)
+    for ax in (ax_t, ax_s):
+        style.workers_axis(ax, workers)
+    log_t = style.value_axis(ax_t, [v for s in series for v in s["throughput_samples_per_s"]])
+    ax_t.set_ylabel("throughput (samples/s, all workers" + (", log scale)" if log_t else ")"))
+    ax_t.set_title("throughput (higher is better)")
+    ax_s.axhline(1.0, color="#555555", linewidth=0.8, linestyle=(0, (4, 3)), zorder=0)
+    log_s = style.value_axis(ax_s, [v for s in series for v in s["speedup"]], "x")
+    ax_s.set_ylabel(f"speedup over {rs.baseline}" + (" (log scale)" if log_s else ""))
+    ax_s.set_title(f"speedup over {rs.baseline} (dashed line: 1x)")
+    _legend(fig, ax_t)
+    name = f"scaling-{style.slug(model)}" + (f"-{style.slug(family)}" if family else "")
+    return style.save_figure(plt, fig, out_dir, name, {
+        "kind": "scaling", "title": title, "caption": caption, "model": model, "family": family,
+        "baseline": rs.baseline, "x": "workers", "series": series,
+        "throughput_y_scale": "log" if log_t else "linear", "speedup_y_scale": "log" if log_s else "linear"})
 
 
 # --- 2. speedup bars per model at one scale -----------------------------------

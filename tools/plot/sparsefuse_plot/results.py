@@ -14,6 +14,7 @@ import re
 from collections import Counter, defaultdict
 
 from sparsefuse_plot import style
+from sparsefuse_plot.stats import mean_ci95
 
 FORMAT_PREFIX = "sparsefuse-result/"
 BREAKDOWN_KEYS = ("forward", "backward", "compression", "communication_exposed", "sync_wait", "optimizer")
@@ -27,6 +28,9 @@ BREAKDOWN_NAMES = {
 }
 # Scenario settings that identify a series rather than a variant of it.
 _IDENTITY_KEYS = ("description", "model", "workers", "scheme")
+# Settings whose values make repetitions of one configuration, not variants: results that
+# differ only in these are drawn as one point, their mean with a 95% interval.
+REPEAT_KEYS = ("seed",)
 
 
 class InputProblem(Exception):
@@ -198,9 +202,18 @@ class Result:
         self.variant = ""
         self.variant_items = ()
 
+    n = 1
+    repeats = ()
+    ci95 = {}
+
     @property
     def mean_s(self):
         return self.iteration["mean"]
+
+    @property
+    def repeat_id(self):
+        """The values of REPEAT_KEYS (JSON text): results of one configuration that differ in them are repeats."""
+        return json.dumps([self.scenario.get(k) for k in REPEAT_KEYS])
 
     @property
     def label(self):
@@ -244,6 +257,26 @@ def _load_json(path, rel):
         raise InputProblem(f"{rel}: malformed JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputProblem(f"{rel}: cannot read: {e}") from None
+
+
+class Aggregate(Result):
+    """Repeats of one configuration (differing only in REPEAT_KEYS) as one result: the mean of
+    each time, throughput and breakdown component over the N runs, with the 95% interval
+    half-widths of the iteration-time mean and the throughput in ci95. Buckets, scenario and
+    timeline are the first run's (the seed changes timing, not the plan)."""
+
+    def __init__(self, runs):
+        first = runs[0]
+        self.__dict__.update(first.__dict__)
+        self.repeats = tuple(runs)
+        self.n = len(runs)
+        self.iteration = {k: mean_ci95([r.iteration[k] for r in runs])[0] for k in first.iteration}
+        self.breakdown = {k: mean_ci95([r.breakdown[k] for r in runs])[0] for k in first.breakdown}
+        mean, mean_half = mean_ci95([r.mean_s for r in runs])
+        throughput, throughput_half = mean_ci95([r.throughput for r in runs])
+        self.iteration["mean"] = mean
+        self.throughput = throughput
+        self.ci95 = {"iteration_time_mean_s": mean_half, "throughput_samples_per_s": throughput_half}
 
 
 class ResultSet:
@@ -291,7 +324,8 @@ class ResultSet:
         flat = {}
         for r in self.all:
             flat[id(r)] = {k: json.dumps(v, sort_keys=True)
-                           for k, v in flatten({k: v for k, v in r.scenario.items() if k not in _IDENTITY_KEYS}).items()}
+                           for k, v in flatten({k: v for k, v in r.scenario.items()
+                                               if k not in _IDENTITY_KEYS + REPEAT_KEYS}).items()}
             groups[(r.model, r.workers, r.scheme_label)].append(r)
         keys = sorted({k for f in flat.values() for k in f})
         variant_keys = [k for k in keys
@@ -324,17 +358,25 @@ class ResultSet:
 
     def _deduplicate(self):
         seen = {}
-        self.results = []
-        # Of results that describe the same configuration, keep the shallowest file (a compare
-        # output before a sweep point), then the first by path.
+        repeats = defaultdict(list)
+        # Of results that describe the same configuration and seed, keep the shallowest file (a
+        # compare output before a sweep point), then the first by path.
         for r in sorted(self.all, key=lambda r: (r.rel.count(os.sep), r.rel)):
-            key = (r.model, r.workers, r.scheme_label, r.variant_items)
+            config = (r.model, r.workers, r.scheme_label, r.variant_items)
+            key = config + (r.repeat_id,)
             if key in seen:
-                self.warnings.append(f"{r.rel} describes the same model, scale and scheme as {seen[key].rel}; "
+                self.warnings.append(f"{r.rel} describes the same model, scale, scheme and seed as {seen[key].rel}; "
                                      f"the figures use {seen[key].rel}")
                 continue
             seen[key] = r
-            self.results.append(r)
+            repeats[config].append(r)
+        self.results = []
+        for config, runs in repeats.items():
+            if len(runs) > 1:
+                runs.sort(key=lambda r: value_sort_key(json.loads(r.repeat_id)))
+                self.results.append(Aggregate(runs))
+            else:
+                self.results.append(runs[0])
 
     def _series_order(self):
         labels = {}
@@ -537,7 +579,7 @@ class ResultSet:
         if extra:
             parts.append(extra)
         roots = sorted({os.path.dirname(os.path.dirname(r.rel)) or os.path.dirname(r.rel) for r in results})
-        count = len(results)
+        count = sum(r.n for r in results)  # repeats averaged into one point each count
         parts.append(f"from {count} result.json" + (f" under {roots[0]}/" if len(roots) == 1 and roots[0] else ""))
         return portable_text(" | ".join(parts))
 
