@@ -160,6 +160,28 @@ def check_portable(name, caption):
 def note_color(colors, preset_name, color, where):
     if colors.setdefault(preset_name, color) != color:
         fail(f"{where}: {preset_name} drawn in {color}, elsewhere in {colors[preset_name]}")
+    # ... and no two presets share a colour (wfbp and spardl were both blue).
+    owner = colors.setdefault(("colour", color), preset_name)
+    if owner != preset_name:
+        fail(f"{where}: {preset_name} and {owner} share the colour {color}")
+
+
+def check_series_styles(side):
+    """A line figure: at most 8 series, each preset with its own marker, and a series that lies
+    exactly on an earlier one says so in its legend."""
+    series = side["series"]
+    if len({s["preset"] for s in series}) > 8:
+        fail(f"{side['figure']}: {len(series)} series in one figure (at most 8; split by family)")
+    markers = {}
+    for s in series:
+        if markers.setdefault(s["marker"], s["preset"]) != s["preset"]:
+            fail(f"{side['figure']}: {s['preset']} and {markers[s['marker']]} share the marker {s['marker']}")
+    seen = {}
+    for s in series:
+        values = json.dumps([s["workers"], s["throughput_samples_per_s"]])
+        if values in seen and f"(= {seen[values]})" not in s["legend"]:
+            fail(f"{side['figure']}: {s['label']} lies on {seen[values]} but its legend {s['legend']!r} does not say so")
+        seen.setdefault(values, s["label"])
 
 
 def check_y_scale(got, values, what):
@@ -193,6 +215,7 @@ def check_scaling(args, results, side, colors):
     # Every result of the model is plotted, once per (scheme, scale, variant).
     expected = {(preset(r), r["scenario"]["workers"], json.dumps(r["scenario"]["network"], sort_keys=True))
                 for r in results.values() if r["scenario"]["model"] == side["model"]}
+    check_series_styles(side)
     # A model's series may be split over one figure per scheme family: count over all of them.
     plotted = SCALING_POINTS.setdefault(side["model"], [0, len(expected)])
     plotted[0] += points

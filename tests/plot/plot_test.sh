@@ -174,6 +174,32 @@ for s in side["series"]:
 sys.exit("\n".join(errors) or None)
 PY
 
+# Issue 17 item 5: the quickstart's 22 schemes. check_outputs.py checks unique colours and
+# markers, at most 8 series per line figure, and identical series named in the legend.
+quick=wfbp,horovod,ddp,syncea,mgwfbp,omgs,fgbuff,saf,safusion-inter,safusion,ssfusion,ssfusion-o,ssfusion-i
+quick=$quick,adtopk,adtopk-i,adtopk-p,adtopk-h,topk-layerwise,rgmerge-dynamic,dear,oktopk,spardl
+for workers in 8 16; do
+  "$sf" compare "$scenario" --schemes $quick --set workers=$workers --out "$tmp/many/compare-$workers" \
+    >/dev/null 2>&1 || fail "compare of 22 schemes at $workers workers"
+done
+"$sf" plot "$tmp/many" >/dev/null 2>&1 || fail "plot of 22 schemes failed"
+$check --results "$tmp/many" --figures "$tmp/many/figures" --baseline wfbp \
+  --expect-kinds scaling,speedup-bars,breakdown,partition || fail "22-scheme output checks"
+/usr/bin/python3 - "$tmp/many/figures" <<'PY' || fail "22 schemes: figures split by family"
+import json, sys
+index = json.load(open(sys.argv[1] + "/index.json"))
+names = sorted(f["name"] for f in index["figures"] if f["kind"] in ("scaling", "partition"))
+want = {"scaling-bert-base-dense", "scaling-bert-base-seed-sparse-1", "scaling-bert-base-seed-sparse-2",
+        "scaling-bert-base-baselines"}
+errors = [f"missing {n} (have {names})" for n in sorted(want - set(names))]
+for f in index["figures"]:
+    if f["kind"] == "partition":
+        rows = len(json.load(open(sys.argv[1] + "/" + f["json"]))["series"])
+        if rows > 8:
+            errors.append(f"{f['name']}: {rows} rows, at most 8")
+sys.exit("\n".join(errors) or None)
+PY
+
 # --- bad input: exit 2, a message naming the problem, nothing written
 mkdir -p "$tmp/empty/sub"
 expect_status 2 "missing: no such directory" -- plot "$tmp/missing"

@@ -75,17 +75,27 @@ def _wrap(label, width=22, lines=3):
 MAX_LINE_SERIES = 8
 
 
-def family_groups(rs, results):
-    """[(family or None, results)]: one group when few series, else one per preset family
-    (style.FAMILIES) in the families' order."""
-    labels = {r.label for r in results}
-    if len(labels) <= MAX_LINE_SERIES:
-        return [(None, results)]
-    order = list(style.FAMILIES) + [style.OTHER_FAMILY]
+def series_groups(rs, results, limit):
+    """[(name suffix, results)]: all RESULTS ("") when they hold at most LIMIT series, else one
+    group per preset family (style.FAMILIES, in order), a family of more than LIMIT series cut
+    into near-equal parts ("seed-sparse-1", ...)."""
+    order = [label for label in rs.series_order if any(r.label == label for r in results)]
+    if len(order) <= limit:
+        return [("", results)]
+    families = list(style.FAMILIES) + [style.OTHER_FAMILY]
     by_family = defaultdict(list)
-    for r in results:
-        by_family[style.family_of(r.preset)].append(r)
-    return [(family, by_family[family]) for family in order if by_family[family]]
+    for label in order:
+        by_family[style.family_of(rs.by_label(label).preset)].append(label)
+    groups = []
+    for family in families:
+        labels = by_family[family]
+        parts = -(-len(labels) // limit)
+        size = -(-len(labels) // parts) if parts else 0
+        for k in range(parts):
+            chosen = set(labels[k * size:(k + 1) * size])
+            groups.append((style.slug(family) + (f"-{k + 1}" if parts > 1 else ""),
+                           [r for r in results if r.label in chosen]))
+    return groups
 
 
 def _same_as(series, key):
@@ -104,12 +114,12 @@ def _same_as(series, key):
 def scaling(plt, rs, out_dir, opts):
     sidecars = []
     for model in rs.models:
-        for family, results in family_groups(rs, rs.for_model(model)):
-            sidecars.append(_scaling_figure(plt, rs, out_dir, model, family, results))
+        for part, results in series_groups(rs, rs.for_model(model), MAX_LINE_SERIES):
+            sidecars.append(_scaling_figure(plt, rs, out_dir, model, part, results))
     return sidecars
 
 
-def _scaling_figure(plt, rs, out_dir, model, family, results):
+def _scaling_figure(plt, rs, out_dir, model, part, results):
     workers = rs.workers_of(model)
     note = f"speedup = mean iteration time of {rs.baseline} / that of the scheme at the same scale"
     if any(r.n > 1 for r in results):
@@ -118,7 +128,7 @@ def _scaling_figure(plt, rs, out_dir, model, family, results):
     if any(rs.speedup(r) is None for r in results):
         note += f" (points with no {rs.baseline} result at the same settings have no speedup)"
     caption = rs.caption(results, extra=note)
-    title = f"Scaling of {model}" + (f", {family} schemes" if family else "")
+    title = f"Scaling of {model}" + (f" ({part.replace('-', ' ')})" if part else "")
     fig, axes = style.new_figure(plt, f"{title}: throughput and speedup over {rs.baseline}",
                                  caption, 1, 2, left=0.085, right=0.765, bottom=0.12, wspace=0.3)
     ax_t, ax_s = axes[0]
@@ -164,9 +174,9 @@ def _scaling_figure(plt, rs, out_dir, model, family, results):
     ax_s.set_ylabel(f"speedup over {rs.baseline}" + (" (log scale)" if log_s else ""))
     ax_s.set_title(f"speedup over {rs.baseline} (dashed line: 1x)")
     _legend(fig, ax_t)
-    name = f"scaling-{style.slug(model)}" + (f"-{style.slug(family)}" if family else "")
+    name = f"scaling-{style.slug(model)}" + (f"-{part}" if part else "")
     return style.save_figure(plt, fig, out_dir, name, {
-        "kind": "scaling", "title": title, "caption": caption, "model": model, "family": family,
+        "kind": "scaling", "title": title, "caption": caption, "model": model, "part": part or None,
         "baseline": rs.baseline, "x": "workers", "series": series,
         "throughput_y_scale": "log" if log_t else "linear", "speedup_y_scale": "log" if log_s else "linear"})
 
@@ -457,6 +467,9 @@ def _tint(color, amount):
     return tuple(c + (1 - c) * amount for c in to_rgb(color))
 
 
+MAX_PARTITION_ROWS = 8
+
+
 def partition(plt, rs, out_dir, opts):
     sidecars = []
     for model in rs.models:
@@ -464,85 +477,90 @@ def partition(plt, rs, out_dir, opts):
         if scale is None:
             continue
         members = rs.ordered([r for r in rs.for_model(model) if r.workers == scale])
-        sparse = any(r.is_sparse for r in members)
-        caption = rs.caption(members, scale=scale, extra="buckets in flush (backward) order, alternating shades"
-                             + ("; top: elements each bucket covers, solid = sent dense, hatched = sparsified"
-                                if sparse else ""))
-        n = len(members)
-        size = 7 if n <= 6 else 6 if n <= 9 else 5
-        ticks = [_wrap(r.label, 22, 2) if n <= (6 if sparse else 9) else _shorten(r.label, 34) for r in members]
-        # Panels: (what is drawn, x label, title); the split by dense/sparse only when something is sparse.
-        panels = ([("elements", "gradient elements covered, cumulative over buckets in flush order (millions)",
-                    "what each bucket covers")] if sparse else [])
-        panels += [("bytes", "bytes sent per worker per iteration, cumulative over buckets (MiB)",
-                    "bucket sizes on the wire (bytes)" if sparse else "bucket sizes (bytes)"),
-                   ("tensors", "gradient tensors, cumulative over buckets in flush order (count)",
-                    "tensors per bucket")]
-        fig, axes = style.new_figure(plt, f"Buffer partition per scheme: {model}, {scale} workers", caption,
-                                     len(panels), 1, left=_left_margin(ticks, size),
-                                     right=0.95 if not sparse else 0.83, bottom=0.09,
-                                     hspace=0.55 if len(panels) == 2 else 0.75)
-        series = []
-        totals = {kind: [] for kind, _, _ in panels}
-        for y, r in enumerate(members):
-            color = style.preset_color(r.preset)
-            pos = {kind: 0.0 for kind, _, _ in panels}
-            buckets = []
-            for i, b in enumerate(r.buckets):
-                shade = color if i % 2 == 0 else _tint(color, 0.45)
-                widths = {"elements": float(b["elements"]) / 1e6, "bytes": float(b["bytes_per_worker"]) / MIB,
-                          "tensors": float(b["tensors"])}
-                entry = {"index": i, "tensors": b["tensors"], "bytes_per_worker": b["bytes_per_worker"],
-                         "elements": b["elements"], "start_mib": pos.get("bytes", 0.0),
-                         "start_tensor": pos["tensors"]}
-                for key in ("first_tensor", "sent_elements", "dense_elements", "collective"):
-                    if key in b:
-                        entry[key] = b[key]
-                for (kind, _, _), ax in zip(panels, axes[:, 0]):
-                    width = widths[kind]
-                    if kind == "elements":
-                        dense = min(float(b.get("dense_elements", b["elements"])), float(b["elements"])) / 1e6
-                        ax.barh(y, dense, left=pos[kind], height=0.7, color=shade, edgecolor="white", linewidth=0.2)
-                        if width > dense:
-                            ax.barh(y, width - dense, left=pos[kind] + dense, height=0.7,
-                                    color=_tint(color, 0.8 if i % 2 == 0 else 0.55),
-                                    hatch="////", edgecolor=color, linewidth=0)
-                        entry["start_melements"] = pos[kind]
-                    else:
-                        ax.barh(y, width, left=pos[kind], height=0.7, color=shade, edgecolor="white", linewidth=0.2)
-                    pos[kind] += width
-                buckets.append(entry)
-            for kind in pos:
-                totals[kind].append(pos[kind])
-            series.append({"label": r.label, "preset": r.preset, "color": color, "source": r.rel,
-                           "bytes_sent_per_worker": sum(float(b["bytes_per_worker"]) for b in r.buckets),
-                           "buckets": buckets})
-        for (kind, xlabel, title), ax in zip(panels, axes[:, 0]):
-            top = max(totals[kind]) if totals[kind] else 1.0
-            ax.set_xlim(0, top * (1.2 if kind == "bytes" and sparse else 1.17))
-            for y, (r, total) in enumerate(zip(members, totals[kind])):
-                count = len(r.buckets)
-                text = (f"{total:,.1f} MiB" if total >= 0.1 else f"{total * 1024:,.1f} KiB") if kind == "bytes" \
-                    and sparse else f"{count} bucket{'s' if count != 1 else ''}"
-                ax.text(total + top * 0.01, y, text, va="center", fontsize=min(6, size))
-            ax.set_yticks(range(n))
-            ax.set_yticklabels(ticks, fontsize=size)
-            for tick, r in zip(ax.get_yticklabels(), members):
-                tick.set_color(style.preset_color(r.preset))
-            ax.set_ylim(n - 0.5, -0.5)
-            ax.grid(axis="y", visible=False)
-            ax.set_xlabel(xlabel, fontsize=6.5)
-            ax.set_title(title, fontsize=7.5)
-        if sparse:
-            from matplotlib.patches import Patch
-            handles = [Patch(facecolor="#777777", label="sent dense"),
-                       Patch(facecolor=_tint("#777777", 0.75), hatch="////", edgecolor="#777777",
-                             label="sparsified")]
-            _legend(fig, handles, ["sent dense", "sparsified"], x=0.845, top=0.82, title="elements")
-        name = f"partition-{style.slug(model)}"
-        sidecars.append(style.save_figure(plt, fig, out_dir, name, {
-            "kind": "partition", "title": f"Buffer partition per scheme: {model}", "caption": caption,
-            "model": model, "workers": scale, "panels": [kind for kind, _, _ in panels], "series": series}))
+        # One row per scheme: past MAX_PARTITION_ROWS rows the labels and bucket counts overlap,
+        # so the schemes are drawn by family, in figures of at most that many rows.
+        all_members = members
+        for part, members in series_groups(rs, all_members, MAX_PARTITION_ROWS):
+            sparse = any(r.is_sparse for r in members)
+            caption = rs.caption(members, scale=scale, extra="buckets in flush (backward) order, alternating shades"
+                                 + ("; top: elements each bucket covers, solid = sent dense, hatched = sparsified"
+                                    if sparse else ""))
+            n = len(members)
+            size = 7 if n <= 6 else 6 if n <= 9 else 5
+            ticks = [_wrap(r.label, 22, 2) if n <= (6 if sparse else 9) else _shorten(r.label, 34) for r in members]
+            # Panels: (what is drawn, x label, title); the split by dense/sparse only when something is sparse.
+            panels = ([("elements", "gradient elements covered, cumulative over buckets in flush order (millions)",
+                        "what each bucket covers")] if sparse else [])
+            panels += [("bytes", "bytes sent per worker per iteration, cumulative over buckets (MiB)",
+                        "bucket sizes on the wire (bytes)" if sparse else "bucket sizes (bytes)"),
+                       ("tensors", "gradient tensors, cumulative over buckets in flush order (count)",
+                        "tensors per bucket")]
+            fig, axes = style.new_figure(plt, f"Buffer partition per scheme: {model}, {scale} workers"
+                                         + (f" ({part.replace('-', ' ')})" if part else ""), caption,
+                                         len(panels), 1, left=_left_margin(ticks, size),
+                                         right=0.95 if not sparse else 0.83, bottom=0.09,
+                                         hspace=0.55 if len(panels) == 2 else 0.75)
+            series = []
+            totals = {kind: [] for kind, _, _ in panels}
+            for y, r in enumerate(members):
+                color = style.preset_color(r.preset)
+                pos = {kind: 0.0 for kind, _, _ in panels}
+                buckets = []
+                for i, b in enumerate(r.buckets):
+                    shade = color if i % 2 == 0 else _tint(color, 0.45)
+                    widths = {"elements": float(b["elements"]) / 1e6, "bytes": float(b["bytes_per_worker"]) / MIB,
+                              "tensors": float(b["tensors"])}
+                    entry = {"index": i, "tensors": b["tensors"], "bytes_per_worker": b["bytes_per_worker"],
+                             "elements": b["elements"], "start_mib": pos.get("bytes", 0.0),
+                             "start_tensor": pos["tensors"]}
+                    for key in ("first_tensor", "sent_elements", "dense_elements", "collective"):
+                        if key in b:
+                            entry[key] = b[key]
+                    for (kind, _, _), ax in zip(panels, axes[:, 0]):
+                        width = widths[kind]
+                        if kind == "elements":
+                            dense = min(float(b.get("dense_elements", b["elements"])), float(b["elements"])) / 1e6
+                            ax.barh(y, dense, left=pos[kind], height=0.7, color=shade, edgecolor="white", linewidth=0.2)
+                            if width > dense:
+                                ax.barh(y, width - dense, left=pos[kind] + dense, height=0.7,
+                                        color=_tint(color, 0.8 if i % 2 == 0 else 0.55),
+                                        hatch="////", edgecolor=color, linewidth=0)
+                            entry["start_melements"] = pos[kind]
+                        else:
+                            ax.barh(y, width, left=pos[kind], height=0.7, color=shade, edgecolor="white", linewidth=0.2)
+                        pos[kind] += width
+                    buckets.append(entry)
+                for kind in pos:
+                    totals[kind].append(pos[kind])
+                series.append({"label": r.label, "preset": r.preset, "color": color, "source": r.rel,
+                               "bytes_sent_per_worker": sum(float(b["bytes_per_worker"]) for b in r.buckets),
+                               "buckets": buckets})
+            for (kind, xlabel, title), ax in zip(panels, axes[:, 0]):
+                top = max(totals[kind]) if totals[kind] else 1.0
+                ax.set_xlim(0, top * (1.2 if kind == "bytes" and sparse else 1.17))
+                for y, (r, total) in enumerate(zip(members, totals[kind])):
+                    count = len(r.buckets)
+                    text = (f"{total:,.1f} MiB" if total >= 0.1 else f"{total * 1024:,.1f} KiB") if kind == "bytes" \
+                        and sparse else f"{count} bucket{'s' if count != 1 else ''}"
+                    ax.text(total + top * 0.01, y, text, va="center", fontsize=min(6, size))
+                ax.set_yticks(range(n))
+                ax.set_yticklabels(ticks, fontsize=size)
+                for tick, r in zip(ax.get_yticklabels(), members):
+                    tick.set_color(style.preset_color(r.preset))
+                ax.set_ylim(n - 0.5, -0.5)
+                ax.grid(axis="y", visible=False)
+                ax.set_xlabel(xlabel, fontsize=6.5)
+                ax.set_title(title, fontsize=7.5)
+            if sparse:
+                from matplotlib.patches import Patch
+                handles = [Patch(facecolor="#777777", label="sent dense"),
+                           Patch(facecolor=_tint("#777777", 0.75), hatch="////", edgecolor="#777777",
+                                 label="sparsified")]
+                _legend(fig, handles, ["sent dense", "sparsified"], x=0.845, top=0.82, title="elements")
+            name = f"partition-{style.slug(model)}" + (f"-{part}" if part else "")
+            sidecars.append(style.save_figure(plt, fig, out_dir, name, {
+                "kind": "partition", "title": f"Buffer partition per scheme: {model}", "caption": caption,
+                "model": model, "workers": scale, "panels": [kind for kind, _, _ in panels], "series": series}))
     return sidecars
 
 
