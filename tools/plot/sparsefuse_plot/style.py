@@ -31,7 +31,7 @@ PRESET_ORDER = [p for members in FAMILIES.values() for p in members]
 PALETTE = [
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
     "#393b79", "#637939", "#b5cf6b", "#8c6d31", "#843c39", "#d6616b", "#7b4173", "#a55194", "#6b6ecf", "#e7969c",
-    "#9c9ede", "#000000", "#fdae6b", "#31a354", "#74c476", "#756bb1", "#e6550d", "#08519c", "#636363", "#bdbdbd",
+    "#9c9ede", "#000000", "#fdae6b", "#31a354", "#74c476", "#756bb1", "#e6550d", "#c51b7d", "#636363", "#bdbdbd",
 ]
 PRESET_COLORS = dict(zip(PRESET_ORDER, PALETTE))
 # Markers by position within a family: at least as many as the largest family, so the
