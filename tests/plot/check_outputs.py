@@ -351,6 +351,10 @@ def check_report(args, results):
     md_path, html_path = os.path.join(args.report, "report.md"), os.path.join(args.report, "report.html")
     with open(md_path, encoding="utf-8") as f:
         md = f.read()
+    for text, where in ((md, "report.md"), (json.dumps(load(os.path.join(args.report, "figures", "index.json"))),
+                                            "figures/index.json")):
+        if os.path.realpath(args.results) in text or os.path.abspath(args.results) in text:
+            fail(f"{where} holds the results directory's absolute path {os.path.abspath(args.results)}")
     targets = re.findall(r"\]\(([^)\s]+)\)", md)
     if not targets:
         fail("report.md has no links")

@@ -302,6 +302,13 @@ class ResultSet:
         self.sweeps = self._load_sweeps(found["sweep.json"])
         self.validations = self._load_validations(found["validation.json"])
 
+    @property
+    def shown_root(self):
+        """The results directory as reports show it: relative to the working directory when below
+        it, else its name (a report or caption must not hold a developer's absolute path)."""
+        rel = os.path.relpath(self.root)
+        return rel if not rel.startswith(os.pardir) else os.path.basename(self.root.rstrip(os.sep)) or "."
+
     def rel(self, path):
         rel = os.path.relpath(path, self.root)
         return os.path.join(os.path.basename(self.root.rstrip(os.sep)) or ".", rel) if rel != "." else rel
