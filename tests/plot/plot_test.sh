@@ -200,6 +200,14 @@ for f in index["figures"]:
 sys.exit("\n".join(errors) or None)
 PY
 
+# Issue 17 item 11: a swept bandwidth in GB/s is written as GB/s, not seconds ("900 s").
+"$sf" sweep "$scenario" --set scheme=ddp --grid compression.gpu_memory_gbytes_per_s=450,900 \
+  --out "$tmp/gbytes/sweep" -j 2 >/dev/null 2>&1 || fail "sweep of gpu_memory_gbytes_per_s"
+"$sf" report "$tmp/gbytes" >/dev/null 2>&1 || fail "report of the GB/s sweep failed"
+grep -q 'gbytes\\_per\\_s: 450 GB/s, 900 GB/s' "$tmp/gbytes/report.md" ||
+  fail "report: $(grep -o 'gpu_memory_gbytes_per_s[^;|]*' "$tmp/gbytes/report.md" | head -3)"
+grep -q '900 s\b' "$tmp/gbytes/report.md" && fail "report writes a bandwidth in seconds"
+
 # --- bad input: exit 2, a message naming the problem, nothing written
 mkdir -p "$tmp/empty/sub"
 expect_status 2 "missing: no such directory" -- plot "$tmp/missing"
