@@ -168,7 +168,7 @@ TEST_F(SweepTest, WritesPointsAndCsvRowsInPlanOrder) {
     for (const auto& b : j["buckets"]) bytes += b["bytes_per_worker"].get<int64_t>();
     EXPECT_GT(bytes, 400'000'000);  // bert-base in fp32, dense schemes send every gradient once
     std::string expected_prefix = p.values[0] + "," + p.values[1] + "," + p.values[2] + "," +
-                                  fmt::format("{}", j["iteration_time_s"]["mean"].get<double>()) + ",";
+                                  fmt::format("{:.12g}", j["iteration_time_s"]["mean"].get<double>()) + ",";  // 12 digits, no float noise
     EXPECT_EQ(rows[i + 1].rfind(expected_prefix, 0), 0u) << rows[i + 1];
     EXPECT_NE(rows[i + 1].find(fmt::format(",{},{},ok", j["buckets"].size(), bytes)), std::string::npos);
     EXPECT_EQ(rows[i + 1].find("wall"), std::string::npos);

@@ -14,6 +14,7 @@ import argparse
 import base64
 import html.parser
 import json
+import math
 import os
 import re
 import struct
@@ -73,6 +74,18 @@ def swept_value(r, key):
     return node
 
 
+def repeat_mean(args, rels):
+    """The first of several repeats with its throughput and mean iteration time replaced by
+    their means over all of them (what a point of repeats must plot)."""
+    runs = [source(args.results, rel) for rel in rels]
+    if any(r is None for r in runs):
+        return None
+    mean = dict(runs[0])
+    mean["throughput_samples_per_s"] = math.fsum(r["throughput_samples_per_s"] for r in runs) / len(runs)
+    mean["iteration_time_s"] = {"mean": math.fsum(r["iteration_time_s"]["mean"] for r in runs) / len(runs)}
+    return mean
+
+
 def same(a, b, what):
     if a != b:
         fail(f"{what}: sidecar has {a!r}, result.json has {b!r}")
@@ -82,10 +95,14 @@ def baseline_mean(results, r, baseline):
     matches = [x for x in results.values() if preset(x) == baseline and x["scenario"]["model"] == r["scenario"]["model"]
                and x["scenario"]["workers"] == r["scenario"]["workers"]
                and x["scenario"]["network"] == r["scenario"]["network"]]
-    means = {m["iteration_time_s"]["mean"] for m in matches}
-    if len(means) != 1:
+    # Runs differing only in their seed are repeats: the baseline is their mean.
+    by_seed = {}
+    for m in matches:
+        by_seed.setdefault(m["scenario"].get("seed"), set()).add(m["iteration_time_s"]["mean"])
+    if not by_seed or any(len(means) != 1 for means in by_seed.values()):
         return None
-    return means.pop()
+    means = [next(iter(v)) for v in by_seed.values()]
+    return math.fsum(means) / len(means)
 
 
 def check_speedup(value, r, results, baseline, what):
@@ -117,17 +134,54 @@ def check_figures(args, results):
         side = load(os.path.join(args.figures, entry["json"]))
         if not side.get("caption") or "trace: analytic" not in side["caption"]:
             fail(f"{name}: caption lacks the trace provenance: {side.get('caption')!r}")
+        check_portable(name, side.get("caption", ""))
         check = CHECKS[side["kind"]]
         check(args, results, side, colors)
+    check_scaling_totals()
     if args.sparse:
         partitions = [load(os.path.join(args.figures, e["json"])) for e in index["figures"] if e["kind"] == "partition"]
         if not partitions or partitions[0].get("panels", [None])[0] != "elements":
             fail("sparse results: the partition figure lacks the dense/sparsified panel")
 
 
+# A caption shipped with a figure names files by repository-relative or base name only, and
+# cites no document outside the repository (the seed notes' "schemes.md §1.2").
+ABSOLUTE_PATH = re.compile(r"(?:^|[\s(=:])(?:/[^\s/]+){2,}")
+EXTERNAL_DOC = re.compile(r"\.md\s*§|§\s*\d")
+
+
+def check_portable(name, caption):
+    if ABSOLUTE_PATH.search(caption):
+        fail(f"{name}: caption holds an absolute path: {caption!r}")
+    if EXTERNAL_DOC.search(caption):
+        fail(f"{name}: caption cites a document outside the repository: {caption!r}")
+
+
 def note_color(colors, preset_name, color, where):
     if colors.setdefault(preset_name, color) != color:
         fail(f"{where}: {preset_name} drawn in {color}, elsewhere in {colors[preset_name]}")
+    # ... and no two presets share a colour (wfbp and spardl were both blue).
+    owner = colors.setdefault(("colour", color), preset_name)
+    if owner != preset_name:
+        fail(f"{where}: {preset_name} and {owner} share the colour {color}")
+
+
+def check_series_styles(side):
+    """A line figure: at most 8 series, each preset with its own marker, and a series that lies
+    exactly on an earlier one says so in its legend."""
+    series = side["series"]
+    if len({s["preset"] for s in series}) > 8:
+        fail(f"{side['figure']}: {len(series)} series in one figure (at most 8; split by family)")
+    markers = {}
+    for s in series:
+        if markers.setdefault(s["marker"], s["preset"]) != s["preset"]:
+            fail(f"{side['figure']}: {s['preset']} and {markers[s['marker']]} share the marker {s['marker']}")
+    seen = {}
+    for s in series:
+        values = json.dumps([s["workers"], s["throughput_samples_per_s"]])
+        if values in seen and f"(= {seen[values]})" not in s["legend"]:
+            fail(f"{side['figure']}: {s['label']} lies on {seen[values]} but its legend {s['legend']!r} does not say so")
+        seen.setdefault(values, s["label"])
 
 
 def check_y_scale(got, values, what):
@@ -145,7 +199,7 @@ def check_scaling(args, results, side, colors):
     for s in side["series"]:
         note_color(colors, s["preset"], s["color"], side["figure"])
         for i, rel in enumerate(s["sources"]):
-            r = source(args.results, rel)
+            r = repeat_mean(args, s["repeat_sources"][i]) if s["n"][i] > 1 else source(args.results, rel)
             if r is None:
                 continue
             what = f"{side['figure']} {s['label']} #{i}"
@@ -161,11 +215,22 @@ def check_scaling(args, results, side, colors):
     # Every result of the model is plotted, once per (scheme, scale, variant).
     expected = {(preset(r), r["scenario"]["workers"], json.dumps(r["scenario"]["network"], sort_keys=True))
                 for r in results.values() if r["scenario"]["model"] == side["model"]}
-    if points != len(expected):
-        fail(f"{side['figure']}: {points} points plotted, {len(expected)} distinct results")
+    check_series_styles(side)
+    # A model's series may be split over one figure per scheme family: count over all of them.
+    plotted = SCALING_POINTS.setdefault(side["model"], [0, len(expected)])
+    plotted[0] += points
     check_y_scale(side["throughput_y_scale"], [v for s in side["series"] for v in s["throughput_samples_per_s"]],
                   side["figure"] + " throughput")
     check_y_scale(side["speedup_y_scale"], [v for s in side["series"] for v in s["speedup"]], side["figure"] + " speedup")
+
+
+SCALING_POINTS = {}  # model: [points plotted in all its scaling figures, distinct results]
+
+
+def check_scaling_totals():
+    for model, (points, expected) in SCALING_POINTS.items():
+        if points != expected:
+            fail(f"scaling figures of {model}: {points} points plotted, {expected} distinct results")
 
 
 def check_speedup_bars(args, results, side, colors):
@@ -286,6 +351,10 @@ def check_report(args, results):
     md_path, html_path = os.path.join(args.report, "report.md"), os.path.join(args.report, "report.html")
     with open(md_path, encoding="utf-8") as f:
         md = f.read()
+    for text, where in ((md, "report.md"), (json.dumps(load(os.path.join(args.report, "figures", "index.json"))),
+                                            "figures/index.json")):
+        if os.path.realpath(args.results) in text or os.path.abspath(args.results) in text:
+            fail(f"{where} holds the results directory's absolute path {os.path.abspath(args.results)}")
     targets = re.findall(r"\]\(([^)\s]+)\)", md)
     if not targets:
         fail("report.md has no links")

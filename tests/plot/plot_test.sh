@@ -106,6 +106,108 @@ PY
 $check --results "$tmp/sparse" --figures "$tmp/sparse/figures" --report "$tmp/sparse" --baseline horovod \
   --expect-kinds scaling,speedup-bars,breakdown,partition --sparse || fail "sparse output checks"
 
+# Issue 17 item 4: a sweep over a scheme knob x a setting that becomes a scheme knob
+# (compression.density) is ONE 6x2 heatmap, its axes in numeric order.
+"$sf" sweep "$scenario" --set scheme=ssfusion --grid scheme.tensors_per_buffer=0,5,10,22,50,100 \
+  --grid compression.density=0.01,0.1 --out "$tmp/knobs/sweep" -j 2 >/dev/null 2>&1 || fail "knob sweep"
+"$sf" plot "$tmp/knobs" >/dev/null 2>&1 || fail "plot of the knob sweep failed"
+/usr/bin/python3 - "$tmp/knobs/figures" <<'PY' || fail "one 6x2 heatmap in numeric order"
+import glob, json, sys
+maps = sorted(glob.glob(sys.argv[1] + "/heatmap-*.json"))
+if len(maps) != 1:
+    sys.exit(f"{len(maps)} heatmaps, expected 1: {maps}")
+d = json.load(open(maps[0]))
+want = ([0, 5, 10, 22, 50, 100], [0.01, 0.1])
+if (d["y_values"], d["x_values"]) != want:
+    sys.exit(f"axes {d['y_values']} x {d['x_values']}, expected {want}")
+if any(v is None for row in d["values"] for v in row) or len(d["values"]) != 6 or len(d["values"][0]) != 2:
+    sys.exit(f"values {d['values']}: expected 6 rows of 2 cells")
+PY
+
+# Issue 17 item 6: descriptions in older results cite the seed notes and hold absolute paths;
+# captions must hold neither (check_outputs.py checks every caption).
+mkdir -p "$tmp/paths" && cp -r "$res/compare-8" "$tmp/paths/" &&
+  /usr/bin/python3 - "$tmp/paths/compare-8/ssfusion/result.json" <<'PY' || fail "making a result with paths"
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["compression_costs"] = "seed-8node (seed code tables, schemes.md §1.2); cpu: /home/dev/sparsefuse/profiles/cpu-dev-2core.json"
+json.dump(r, open(sys.argv[1], "w"))
+PY
+"$sf" plot "$tmp/paths" >/dev/null 2>&1 || fail "plot of results with paths failed"
+$check --results "$tmp/paths" --figures "$tmp/paths/figures" --baseline horovod \
+  --expect-kinds scaling,speedup-bars,breakdown,partition || fail "portable captions"
+grep -q 'cpu: cpu-dev-2core.json' "$tmp/paths/figures/breakdown-bert-base.json" ||
+  fail "caption lost the profile's name: $(grep -o '"caption": "[^"]*"' "$tmp/paths/figures/breakdown-bert-base.json")"
+
+# Issue 17 item 3: three seeds per point are one point, their mean with a 95% Student-t
+# interval, n in the legend. Expected values computed here from the three result.json files.
+for scheme in horovod ddp; do
+  "$sf" sweep "$scenario" --set scheme=$scheme --grid seed=1,2,3 --grid workers=8,16 \
+    --out "$tmp/seeds/$scheme" -j 2 >/dev/null 2>&1 || fail "seed sweep of $scheme"
+done
+"$sf" plot "$tmp/seeds" >/dev/null 2>&1 || fail "plot of the seed sweeps failed"
+/usr/bin/python3 - "$tmp/seeds" <<'PY' || fail "seeds aggregated"
+import glob, json, math, sys
+root = sys.argv[1]
+side = json.load(open(root + "/figures/scaling-bert-base.json"))
+errors = []
+if sorted(s["preset"] for s in side["series"]) != ["ddp", "horovod"]:
+    errors.append(f"series {[s['label'] for s in side['series']]}: expected one per scheme, not per seed")
+if "95%" not in side["caption"]:
+    errors.append(f"caption does not say the interval: {side['caption']}")
+for s in side["series"]:
+    if not s["legend"].endswith("(n=3)"):
+        errors.append(f"legend {s['legend']!r} lacks n=3")
+    for i, workers in enumerate(s["workers"]):
+        runs = [json.load(open(p)) for p in glob.glob(f"{root}/{s['preset']}/points/*workers={workers}*/result.json")]
+        x = [r["throughput_samples_per_s"] for r in runs]
+        if len(x) != 3 or len({r["scenario"]["seed"] for r in runs}) != 3:
+            errors.append(f"{s['preset']} at {workers}: found {len(x)} runs")
+            continue
+        mean = sum(x) / 3
+        sd = math.sqrt(sum((v - mean) ** 2 for v in x) / 2)
+        half = 4.302653 * sd / math.sqrt(3)  # t(0.975, 2 degrees of freedom)
+        if s["n"][i] != 3 or abs(s["throughput_samples_per_s"][i] - mean) > 1e-9 * mean \
+                or abs(s["throughput_ci95_half_width"][i] - half) > 1e-6 * half:
+            errors.append(f"{s['preset']} at {workers}: n {s['n'][i]}, mean {s['throughput_samples_per_s'][i]}, "
+                          f"half-width {s['throughput_ci95_half_width'][i]}; expected 3, {mean}, {half}")
+sys.exit("\n".join(errors) or None)
+PY
+
+# Issue 17 item 5: the quickstart's 22 schemes. check_outputs.py checks unique colours and
+# markers, at most 8 series per line figure, and identical series named in the legend.
+quick=wfbp,horovod,ddp,syncea,mgwfbp,omgs,fgbuff,saf,safusion-inter,safusion,ssfusion,ssfusion-o,ssfusion-i
+quick=$quick,adtopk,adtopk-i,adtopk-p,adtopk-h,topk-layerwise,rgmerge-dynamic,dear,oktopk,spardl
+for workers in 8 16; do
+  "$sf" compare "$scenario" --schemes $quick --set workers=$workers --out "$tmp/many/compare-$workers" \
+    >/dev/null 2>&1 || fail "compare of 22 schemes at $workers workers"
+done
+"$sf" plot "$tmp/many" >/dev/null 2>&1 || fail "plot of 22 schemes failed"
+$check --results "$tmp/many" --figures "$tmp/many/figures" --baseline wfbp \
+  --expect-kinds scaling,speedup-bars,breakdown,partition || fail "22-scheme output checks"
+/usr/bin/python3 - "$tmp/many/figures" <<'PY' || fail "22 schemes: figures split by family"
+import json, sys
+index = json.load(open(sys.argv[1] + "/index.json"))
+names = sorted(f["name"] for f in index["figures"] if f["kind"] in ("scaling", "partition"))
+want = {"scaling-bert-base-dense", "scaling-bert-base-seed-sparse-1", "scaling-bert-base-seed-sparse-2",
+        "scaling-bert-base-baselines"}
+errors = [f"missing {n} (have {names})" for n in sorted(want - set(names))]
+for f in index["figures"]:
+    if f["kind"] == "partition":
+        rows = len(json.load(open(sys.argv[1] + "/" + f["json"]))["series"])
+        if rows > 8:
+            errors.append(f"{f['name']}: {rows} rows, at most 8")
+sys.exit("\n".join(errors) or None)
+PY
+
+# Issue 17 item 11: a swept bandwidth in GB/s is written as GB/s, not seconds ("900 s").
+"$sf" sweep "$scenario" --set scheme=ddp --grid compression.gpu_memory_gbytes_per_s=450,900 \
+  --out "$tmp/gbytes/sweep" -j 2 >/dev/null 2>&1 || fail "sweep of gpu_memory_gbytes_per_s"
+"$sf" report "$tmp/gbytes" >/dev/null 2>&1 || fail "report of the GB/s sweep failed"
+grep -q 'gbytes\\_per\\_s: 450 GB/s, 900 GB/s' "$tmp/gbytes/report.md" ||
+  fail "report: $(grep -o 'gpu_memory_gbytes_per_s[^;|]*' "$tmp/gbytes/report.md" | head -3)"
+grep -q '900 s\b' "$tmp/gbytes/report.md" && fail "report writes a bandwidth in seconds"
+
 # --- bad input: exit 2, a message naming the problem, nothing written
 mkdir -p "$tmp/empty/sub"
 expect_status 2 "missing: no such directory" -- plot "$tmp/missing"

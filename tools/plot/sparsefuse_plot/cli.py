@@ -51,7 +51,7 @@ def make_figures(rs, out_dir, opts):
     sidecars = figures.draw_all(rs, out_dir, opts)
     keep = {s[k] for s in sidecars for k in ("png", "pdf", "figure")} | {s["figure"] + ".json" for s in sidecars}
     _remove_stale(out_dir, keep)
-    index = {"format": "sparsefuse-figures/1", "results_dir": rs.root, "baseline": rs.baseline,
+    index = {"format": "sparsefuse-figures/1", "results_dir": rs.shown_root, "baseline": rs.baseline,
              "size_px": list(style.FIG_PX), "dpi": style.DPI,
              "figures": [{"name": s["figure"], "kind": s["kind"], "title": s["title"], "caption": s["caption"],
                           "png": s["png"], "pdf": s["pdf"], "json": s["figure"] + ".json"} for s in sidecars],

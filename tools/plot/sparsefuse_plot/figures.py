@@ -7,7 +7,8 @@ import textwrap
 from collections import defaultdict
 
 from sparsefuse_plot import style
-from sparsefuse_plot.results import BREAKDOWN_KEYS, BREAKDOWN_NAMES, InputProblem, format_value
+from sparsefuse_plot.results import (BREAKDOWN_KEYS, BREAKDOWN_NAMES, InputProblem, format_value, key_unit,
+                                     portable_text, value_sort_key)
 
 MIB = float(1 << 20)
 
@@ -45,6 +46,12 @@ def _legend(fig, axes_or_handles, labels=None, *, x=0.785, top=None, title="sche
                frameon=False, borderaxespad=0.0)
 
 
+def _repeat_note(counts):
+    """Legend suffix naming how many repeats each point averages."""
+    low, high = min(counts), max(counts)
+    return f" (n={low})" if low == high else f" (n={low}-{high})"
+
+
 def _shorten(label, width=28):
     return label if len(label) <= width else label[: width - 1] + "\u2026"
 
@@ -64,50 +71,114 @@ def _wrap(label, width=22, lines=3):
 
 
 # --- 1. throughput and speedup against workers -------------------------------
+# More series than this in one line figure form a knot: draw one figure per family instead.
+MAX_LINE_SERIES = 8
+
+
+def series_groups(rs, results, limit):
+    """[(name suffix, results)]: all RESULTS ("") when they hold at most LIMIT series, else one
+    group per preset family (style.FAMILIES, in order), a family of more than LIMIT series cut
+    into near-equal parts ("seed-sparse-1", ...)."""
+    order = [label for label in rs.series_order if any(r.label == label for r in results)]
+    if len(order) <= limit:
+        return [("", results)]
+    families = list(style.FAMILIES) + [style.OTHER_FAMILY]
+    by_family = defaultdict(list)
+    for label in order:
+        by_family[style.family_of(rs.by_label(label).preset)].append(label)
+    groups = []
+    for family in families:
+        labels = by_family[family]
+        parts = -(-len(labels) // limit)
+        size = -(-len(labels) // parts) if parts else 0
+        for k in range(parts):
+            chosen = set(labels[k * size:(k + 1) * size])
+            groups.append((style.slug(family) + (f"-{k + 1}" if parts > 1 else ""),
+                           [r for r in results if r.label in chosen]))
+    return groups
+
+
+def _same_as(series, key):
+    """{label: earlier label} for series whose KEY values equal an earlier series' exactly:
+    drawn on top of each other, the legend must say so."""
+    first, same = {}, {}
+    for s in series:
+        values = (tuple(s["workers"]), tuple(s[key]))
+        if values in first:
+            same[s["label"]] = first[values]
+        else:
+            first[values] = s["label"]
+    return same
+
+
 def scaling(plt, rs, out_dir, opts):
     sidecars = []
     for model in rs.models:
-        results = rs.for_model(model)
-        workers = rs.workers_of(model)
-        note = f"speedup = mean iteration time of {rs.baseline} / that of the scheme at the same scale"
-        if any(rs.speedup(r) is None for r in results):
-            note += f" (points with no {rs.baseline} result at the same settings have no speedup)"
-        caption = rs.caption(results, extra=note)
-        fig, axes = style.new_figure(plt, f"Scaling of {model}: throughput and speedup over {rs.baseline}",
-                                     caption, 1, 2, left=0.085, right=0.765, bottom=0.12, wspace=0.3)
-        ax_t, ax_s = axes[0]
-        series = []
-        for label in rs.series_order:
-            points = sorted((r for r in results if r.label == label), key=lambda r: r.workers)
-            if not points:
-                continue
-            st = _series_style(rs, points[0])
-            xs = [r.workers for r in points]
-            throughput = [r.throughput for r in points]
-            speedups = [rs.speedup(r) for r in points]
-            ax_t.plot(xs, throughput, label=_wrap(label), **st)
-            ax_s.plot(xs, [s if s is not None else math.nan for s in speedups], **st)
-            series.append({"label": label, "scheme": points[0].scheme_label, "preset": points[0].preset,
-                           "variant": points[0].variant, "color": st["color"], "workers": xs,
-                           "throughput_samples_per_s": throughput,
-                           "iteration_time_mean_s": [r.mean_s for r in points], "speedup": speedups,
-                           "sources": [r.rel for r in points]})
-        for ax in (ax_t, ax_s):
-            style.workers_axis(ax, workers)
-        log_t = style.value_axis(ax_t, [v for s in series for v in s["throughput_samples_per_s"]])
-        ax_t.set_ylabel("throughput (samples/s, all workers" + (", log scale)" if log_t else ")"))
-        ax_t.set_title("throughput (higher is better)")
-        ax_s.axhline(1.0, color="#555555", linewidth=0.8, linestyle=(0, (4, 3)), zorder=0)
-        log_s = style.value_axis(ax_s, [v for s in series for v in s["speedup"]], "x")
-        ax_s.set_ylabel(f"speedup over {rs.baseline}" + (" (log scale)" if log_s else ""))
-        ax_s.set_title(f"speedup over {rs.baseline} (dashed line: 1x)")
-        _legend(fig, ax_t)
-        name = f"scaling-{style.slug(model)}"
-        sidecars.append(style.save_figure(plt, fig, out_dir, name, {
-            "kind": "scaling", "title": f"Scaling of {model}", "caption": caption, "model": model,
-            "baseline": rs.baseline, "x": "workers", "series": series,
-            "throughput_y_scale": "log" if log_t else "linear", "speedup_y_scale": "log" if log_s else "linear"}))
+        for part, results in series_groups(rs, rs.for_model(model), MAX_LINE_SERIES):
+            sidecars.append(_scaling_figure(plt, rs, out_dir, model, part, results))
     return sidecars
+
+
+def _scaling_figure(plt, rs, out_dir, model, part, results):
+    workers = rs.workers_of(model)
+    note = f"speedup = mean iteration time of {rs.baseline} / that of the scheme at the same scale"
+    if any(r.n > 1 for r in results):
+        note += ("; repeated runs (seeds) are one point: their mean, with error bars of the 95% "
+                 "Student-t interval of the mean; n per series in the legend")
+    if any(rs.speedup(r) is None for r in results):
+        note += f" (points with no {rs.baseline} result at the same settings have no speedup)"
+    caption = rs.caption(results, extra=note)
+    title = f"Scaling of {model}" + (f" ({part.replace('-', ' ')})" if part else "")
+    fig, axes = style.new_figure(plt, f"{title}: throughput and speedup over {rs.baseline}",
+                                 caption, 1, 2, left=0.085, right=0.765, bottom=0.12, wspace=0.3)
+    ax_t, ax_s = axes[0]
+    series, styles = [], []
+    for label in rs.series_order:
+        points = sorted((r for r in results if r.label == label), key=lambda r: r.workers)
+        if not points:
+            continue
+        st = _series_style(rs, points[0])
+        counts = [r.n for r in points]
+        series.append({"label": label, "scheme": points[0].scheme_label, "preset": points[0].preset,
+                       "variant": points[0].variant, "color": st["color"], "marker": st["marker"],
+                       "workers": [r.workers for r in points],
+                       "throughput_samples_per_s": [r.throughput for r in points],
+                       "iteration_time_mean_s": [r.mean_s for r in points],
+                       "speedup": [rs.speedup(r) for r in points], "n": counts,
+                       # Repeats (seeds) are one point: the mean, with its 95% interval as an error bar.
+                       "throughput_ci95_half_width": [r.ci95.get("throughput_samples_per_s") for r in points],
+                       "iteration_time_mean_ci95_half_width_s": [r.ci95.get("iteration_time_mean_s")
+                                                                 for r in points],
+                       "sources": [r.rel for r in points],
+                       "repeat_sources": [[x.rel for x in r.repeats] for r in points]})
+        styles.append(st)
+    same = _same_as(series, "throughput_samples_per_s")
+    for s, st in zip(series, styles):
+        legend = _wrap(s["label"]) + (_repeat_note(s["n"]) if max(s["n"]) > 1 else "")
+        if s["label"] in same:
+            # Drawn exactly on an earlier series: a larger hollow marker keeps both visible.
+            legend += f" (= {same[s['label']]})"
+            st = dict(st, markerfacecolor="white", markersize=8, zorder=1.5)
+        s["legend"] = legend.replace("\n", " ")
+        half = s["throughput_ci95_half_width"]
+        ax_t.errorbar(s["workers"], s["throughput_samples_per_s"], label=legend, capsize=2.5, elinewidth=0.8,
+                      yerr=[h or 0.0 for h in half] if any(half) else None, **st)
+        ax_s.plot(s["workers"], [v if v is not None else math.nan for v in s["speedup"]], **st)
+    for ax in (ax_t, ax_s):
+        style.workers_axis(ax, workers)
+    log_t = style.value_axis(ax_t, [v for s in series for v in s["throughput_samples_per_s"]])
+    ax_t.set_ylabel("throughput (samples/s, all workers" + (", log scale)" if log_t else ")"))
+    ax_t.set_title("throughput (higher is better)")
+    ax_s.axhline(1.0, color="#555555", linewidth=0.8, linestyle=(0, (4, 3)), zorder=0)
+    log_s = style.value_axis(ax_s, [v for s in series for v in s["speedup"]], "x")
+    ax_s.set_ylabel(f"speedup over {rs.baseline}" + (" (log scale)" if log_s else ""))
+    ax_s.set_title(f"speedup over {rs.baseline} (dashed line: 1x)")
+    _legend(fig, ax_t)
+    name = f"scaling-{style.slug(model)}" + (f"-{part}" if part else "")
+    return style.save_figure(plt, fig, out_dir, name, {
+        "kind": "scaling", "title": title, "caption": caption, "model": model, "part": part or None,
+        "baseline": rs.baseline, "x": "workers", "series": series,
+        "throughput_y_scale": "log" if log_t else "linear", "speedup_y_scale": "log" if log_s else "linear"})
 
 
 # --- 2. speedup bars per model at one scale -----------------------------------
@@ -396,6 +467,9 @@ def _tint(color, amount):
     return tuple(c + (1 - c) * amount for c in to_rgb(color))
 
 
+MAX_PARTITION_ROWS = 8
+
+
 def partition(plt, rs, out_dir, opts):
     sidecars = []
     for model in rs.models:
@@ -403,103 +477,97 @@ def partition(plt, rs, out_dir, opts):
         if scale is None:
             continue
         members = rs.ordered([r for r in rs.for_model(model) if r.workers == scale])
-        sparse = any(r.is_sparse for r in members)
-        caption = rs.caption(members, scale=scale, extra="buckets in flush (backward) order, alternating shades"
-                             + ("; top: elements each bucket covers, solid = sent dense, hatched = sparsified"
-                                if sparse else ""))
-        n = len(members)
-        size = 7 if n <= 6 else 6 if n <= 9 else 5
-        ticks = [_wrap(r.label, 22, 2) if n <= (6 if sparse else 9) else _shorten(r.label, 34) for r in members]
-        # Panels: (what is drawn, x label, title); the split by dense/sparse only when something is sparse.
-        panels = ([("elements", "gradient elements covered, cumulative over buckets in flush order (millions)",
-                    "what each bucket covers")] if sparse else [])
-        panels += [("bytes", "bytes sent per worker per iteration, cumulative over buckets (MiB)",
-                    "bucket sizes on the wire (bytes)" if sparse else "bucket sizes (bytes)"),
-                   ("tensors", "gradient tensors, cumulative over buckets in flush order (count)",
-                    "tensors per bucket")]
-        fig, axes = style.new_figure(plt, f"Buffer partition per scheme: {model}, {scale} workers", caption,
-                                     len(panels), 1, left=_left_margin(ticks, size),
-                                     right=0.95 if not sparse else 0.83, bottom=0.09,
-                                     hspace=0.55 if len(panels) == 2 else 0.75)
-        series = []
-        totals = {kind: [] for kind, _, _ in panels}
-        for y, r in enumerate(members):
-            color = style.preset_color(r.preset)
-            pos = {kind: 0.0 for kind, _, _ in panels}
-            buckets = []
-            for i, b in enumerate(r.buckets):
-                shade = color if i % 2 == 0 else _tint(color, 0.45)
-                widths = {"elements": float(b["elements"]) / 1e6, "bytes": float(b["bytes_per_worker"]) / MIB,
-                          "tensors": float(b["tensors"])}
-                entry = {"index": i, "tensors": b["tensors"], "bytes_per_worker": b["bytes_per_worker"],
-                         "elements": b["elements"], "start_mib": pos.get("bytes", 0.0),
-                         "start_tensor": pos["tensors"]}
-                for key in ("first_tensor", "sent_elements", "dense_elements", "collective"):
-                    if key in b:
-                        entry[key] = b[key]
-                for (kind, _, _), ax in zip(panels, axes[:, 0]):
-                    width = widths[kind]
-                    if kind == "elements":
-                        dense = min(float(b.get("dense_elements", b["elements"])), float(b["elements"])) / 1e6
-                        ax.barh(y, dense, left=pos[kind], height=0.7, color=shade, edgecolor="white", linewidth=0.2)
-                        if width > dense:
-                            ax.barh(y, width - dense, left=pos[kind] + dense, height=0.7,
-                                    color=_tint(color, 0.8 if i % 2 == 0 else 0.55),
-                                    hatch="////", edgecolor=color, linewidth=0)
-                        entry["start_melements"] = pos[kind]
-                    else:
-                        ax.barh(y, width, left=pos[kind], height=0.7, color=shade, edgecolor="white", linewidth=0.2)
-                    pos[kind] += width
-                buckets.append(entry)
-            for kind in pos:
-                totals[kind].append(pos[kind])
-            series.append({"label": r.label, "preset": r.preset, "color": color, "source": r.rel,
-                           "bytes_sent_per_worker": sum(float(b["bytes_per_worker"]) for b in r.buckets),
-                           "buckets": buckets})
-        for (kind, xlabel, title), ax in zip(panels, axes[:, 0]):
-            top = max(totals[kind]) if totals[kind] else 1.0
-            ax.set_xlim(0, top * (1.2 if kind == "bytes" and sparse else 1.17))
-            for y, (r, total) in enumerate(zip(members, totals[kind])):
-                count = len(r.buckets)
-                text = (f"{total:,.1f} MiB" if total >= 0.1 else f"{total * 1024:,.1f} KiB") if kind == "bytes" \
-                    and sparse else f"{count} bucket{'s' if count != 1 else ''}"
-                ax.text(total + top * 0.01, y, text, va="center", fontsize=min(6, size))
-            ax.set_yticks(range(n))
-            ax.set_yticklabels(ticks, fontsize=size)
-            for tick, r in zip(ax.get_yticklabels(), members):
-                tick.set_color(style.preset_color(r.preset))
-            ax.set_ylim(n - 0.5, -0.5)
-            ax.grid(axis="y", visible=False)
-            ax.set_xlabel(xlabel, fontsize=6.5)
-            ax.set_title(title, fontsize=7.5)
-        if sparse:
-            from matplotlib.patches import Patch
-            handles = [Patch(facecolor="#777777", label="sent dense"),
-                       Patch(facecolor=_tint("#777777", 0.75), hatch="////", edgecolor="#777777",
-                             label="sparsified")]
-            _legend(fig, handles, ["sent dense", "sparsified"], x=0.845, top=0.82, title="elements")
-        name = f"partition-{style.slug(model)}"
-        sidecars.append(style.save_figure(plt, fig, out_dir, name, {
-            "kind": "partition", "title": f"Buffer partition per scheme: {model}", "caption": caption,
-            "model": model, "workers": scale, "panels": [kind for kind, _, _ in panels], "series": series}))
+        # One row per scheme: past MAX_PARTITION_ROWS rows the labels and bucket counts overlap,
+        # so the schemes are drawn by family, in figures of at most that many rows.
+        all_members = members
+        for part, members in series_groups(rs, all_members, MAX_PARTITION_ROWS):
+            sparse = any(r.is_sparse for r in members)
+            caption = rs.caption(members, scale=scale, extra="buckets in flush (backward) order, alternating shades"
+                                 + ("; top: elements each bucket covers, solid = sent dense, hatched = sparsified"
+                                    if sparse else ""))
+            n = len(members)
+            size = 7 if n <= 6 else 6 if n <= 9 else 5
+            ticks = [_wrap(r.label, 22, 2) if n <= (6 if sparse else 9) else _shorten(r.label, 34) for r in members]
+            # Panels: (what is drawn, x label, title); the split by dense/sparse only when something is sparse.
+            panels = ([("elements", "gradient elements covered, cumulative over buckets in flush order (millions)",
+                        "what each bucket covers")] if sparse else [])
+            panels += [("bytes", "bytes sent per worker per iteration, cumulative over buckets (MiB)",
+                        "bucket sizes on the wire (bytes)" if sparse else "bucket sizes (bytes)"),
+                       ("tensors", "gradient tensors, cumulative over buckets in flush order (count)",
+                        "tensors per bucket")]
+            fig, axes = style.new_figure(plt, f"Buffer partition per scheme: {model}, {scale} workers"
+                                         + (f" ({part.replace('-', ' ')})" if part else ""), caption,
+                                         len(panels), 1, left=_left_margin(ticks, size),
+                                         right=0.95 if not sparse else 0.83, bottom=0.09,
+                                         hspace=0.55 if len(panels) == 2 else 0.75)
+            series = []
+            totals = {kind: [] for kind, _, _ in panels}
+            for y, r in enumerate(members):
+                color = style.preset_color(r.preset)
+                pos = {kind: 0.0 for kind, _, _ in panels}
+                buckets = []
+                for i, b in enumerate(r.buckets):
+                    shade = color if i % 2 == 0 else _tint(color, 0.45)
+                    widths = {"elements": float(b["elements"]) / 1e6, "bytes": float(b["bytes_per_worker"]) / MIB,
+                              "tensors": float(b["tensors"])}
+                    entry = {"index": i, "tensors": b["tensors"], "bytes_per_worker": b["bytes_per_worker"],
+                             "elements": b["elements"], "start_mib": pos.get("bytes", 0.0),
+                             "start_tensor": pos["tensors"]}
+                    for key in ("first_tensor", "sent_elements", "dense_elements", "collective"):
+                        if key in b:
+                            entry[key] = b[key]
+                    for (kind, _, _), ax in zip(panels, axes[:, 0]):
+                        width = widths[kind]
+                        if kind == "elements":
+                            dense = min(float(b.get("dense_elements", b["elements"])), float(b["elements"])) / 1e6
+                            ax.barh(y, dense, left=pos[kind], height=0.7, color=shade, edgecolor="white", linewidth=0.2)
+                            if width > dense:
+                                ax.barh(y, width - dense, left=pos[kind] + dense, height=0.7,
+                                        color=_tint(color, 0.8 if i % 2 == 0 else 0.55),
+                                        hatch="////", edgecolor=color, linewidth=0)
+                            entry["start_melements"] = pos[kind]
+                        else:
+                            ax.barh(y, width, left=pos[kind], height=0.7, color=shade, edgecolor="white", linewidth=0.2)
+                        pos[kind] += width
+                    buckets.append(entry)
+                for kind in pos:
+                    totals[kind].append(pos[kind])
+                series.append({"label": r.label, "preset": r.preset, "color": color, "source": r.rel,
+                               "bytes_sent_per_worker": sum(float(b["bytes_per_worker"]) for b in r.buckets),
+                               "buckets": buckets})
+            for (kind, xlabel, title), ax in zip(panels, axes[:, 0]):
+                top = max(totals[kind]) if totals[kind] else 1.0
+                ax.set_xlim(0, top * (1.2 if kind == "bytes" and sparse else 1.17))
+                for y, (r, total) in enumerate(zip(members, totals[kind])):
+                    count = len(r.buckets)
+                    text = (f"{total:,.1f} MiB" if total >= 0.1 else f"{total * 1024:,.1f} KiB") if kind == "bytes" \
+                        and sparse else f"{count} bucket{'s' if count != 1 else ''}"
+                    ax.text(total + top * 0.01, y, text, va="center", fontsize=min(6, size))
+                ax.set_yticks(range(n))
+                ax.set_yticklabels(ticks, fontsize=size)
+                for tick, r in zip(ax.get_yticklabels(), members):
+                    tick.set_color(style.preset_color(r.preset))
+                ax.set_ylim(n - 0.5, -0.5)
+                ax.grid(axis="y", visible=False)
+                ax.set_xlabel(xlabel, fontsize=6.5)
+                ax.set_title(title, fontsize=7.5)
+            if sparse:
+                from matplotlib.patches import Patch
+                handles = [Patch(facecolor="#777777", label="sent dense"),
+                           Patch(facecolor=_tint("#777777", 0.75), hatch="////", edgecolor="#777777",
+                                 label="sparsified")]
+                _legend(fig, handles, ["sent dense", "sparsified"], x=0.845, top=0.82, title="elements")
+            name = f"partition-{style.slug(model)}" + (f"-{part}" if part else "")
+            sidecars.append(style.save_figure(plt, fig, out_dir, name, {
+                "kind": "partition", "title": f"Buffer partition per scheme: {model}", "caption": caption,
+                "model": model, "workers": scale, "panels": [kind for kind, _, _ in panels], "series": series}))
     return sidecars
 
 
 # --- 6. heatmaps of two-key sweeps --------------------------------------------------
 def _key_label(key):
-    last = key.split(".")[-1]
-    for suffix, unit in (("_gbps", "Gb/s"), ("_us", "us"), ("_ns", "ns"), ("_bytes", "bytes"), ("_s", "s")):
-        if last.endswith(suffix):
-            return f"{key} ({unit})"
-    return key
-
-
-def _value_sort_key(value):
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return (0, float(value), "")
-    if isinstance(value, str):
-        return (1, style.preset_rank(value), value)
-    return (2, 0.0, json.dumps(value, sort_keys=True))
+    unit = key_unit(key.split(".")[-1])
+    return f"{key} ({unit})" if unit else key
 
 
 def _value_text(key, value):
@@ -514,6 +582,9 @@ def heatmaps(plt, rs, out_dir, opts, limit_per_sweep=12):
             continue
         ky, kx = sweep.keys[0], sweep.keys[1]
         extra = sweep.keys[2:]
+        # Within one sweep only the axes vary, so the grid's first two keys span one heatmap and
+        # only further keys split it. Settings derived from an axis (compression.density becomes
+        # the scheme's density knob) must not split it into one-cell maps.
         groups = defaultdict(list)
         for r, values in sweep.results:
             ident = []
@@ -522,8 +593,7 @@ def heatmaps(plt, rs, out_dir, opts, limit_per_sweep=12):
             if "workers" not in sweep.keys:
                 ident.append(("workers", r.workers))
             if not {"scheme", "scheme.preset"} & set(sweep.keys):
-                ident.append(("scheme", r.scheme_label))
-            ident += [(k, v) for k, v in r.variant_items if k not in sweep.keys]
+                ident.append(("scheme", r.preset))
             ident += [(k, values[k]) for k in extra]
             groups[tuple((k, json.dumps(v, sort_keys=True)) for k, v in ident)].append((r, values))
         sweep_dir = os.path.dirname(sweep.rel)
@@ -534,9 +604,9 @@ def heatmaps(plt, rs, out_dir, opts, limit_per_sweep=12):
                 break
             members = groups[key]
             xs = sorted({json.dumps(v[kx], sort_keys=True) for _, v in members},
-                        key=lambda t: _value_sort_key(json.loads(t)))
+                        key=lambda t: value_sort_key(json.loads(t)))
             ys = sorted({json.dumps(v[ky], sort_keys=True) for _, v in members},
-                        key=lambda t: _value_sort_key(json.loads(t)))
+                        key=lambda t: value_sort_key(json.loads(t)))
             grid = [[None] * len(xs) for _ in ys]
             cells = []
             for r, v in members:
@@ -618,6 +688,7 @@ def validation(plt, rs, out_dir, opts, limit=12):
                    "simulated: its recorded scenario"
                    + (" with --set " + ", ".join(overrides) if overrides else "")
                    + f" | error = (simulated - measured) / measured | from {rel}")
+        caption = portable_text(caption)
         fig, axes = style.new_figure(plt, "A real run against its simulation", caption, 1, 2,
                                      left=_left_margin([m["name"] for m in times], 7), right=0.97, wspace=0.35,
                                      bottom=0.17)

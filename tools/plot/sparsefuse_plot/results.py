@@ -10,9 +10,11 @@ is the preset name, plus the knobs that distinguish results of one preset.
 import json
 import math
 import os
+import re
 from collections import Counter, defaultdict
 
 from sparsefuse_plot import style
+from sparsefuse_plot.stats import mean_ci95
 
 FORMAT_PREFIX = "sparsefuse-result/"
 BREAKDOWN_KEYS = ("forward", "backward", "compression", "communication_exposed", "sync_wait", "optimizer")
@@ -26,6 +28,9 @@ BREAKDOWN_NAMES = {
 }
 # Scenario settings that identify a series rather than a variant of it.
 _IDENTITY_KEYS = ("description", "model", "workers", "scheme")
+# Settings whose values make repetitions of one configuration, not variants: results that
+# differ only in these are drawn as one point, their mean with a 95% interval.
+REPEAT_KEYS = ("seed",)
 
 
 class InputProblem(Exception):
@@ -79,6 +84,50 @@ def flatten(node, prefix=""):
     return out
 
 
+# Units by key suffix (DESIGN: every JSON key with a unit names it). Longest suffixes first:
+# "gpu_memory_gbytes_per_s" is GB/s, not seconds.
+UNIT_SUFFIXES = (("_gbytes_per_s", "GB/s"), ("_samples_per_s", "samples/s"), ("_per_s", "/s"), ("_gbps", "Gb/s"),
+                 ("_us", "us"), ("_ns", "ns"), ("_s", "s"), ("_bytes", "B"))
+
+
+def key_unit(key):
+    """The unit a key's suffix names, or "" when it names none."""
+    for suffix, unit in UNIT_SUFFIXES:
+        if key.endswith(suffix):
+            return unit
+    return ""
+
+
+def value_sort_key(value):
+    """Orders setting values numerically (0, 5, 10, 22, 50, 100, not as strings), then strings
+    in the presets' order, then anything else by its JSON text."""
+    if _is_number(value):
+        return (0, float(value), "")
+    if isinstance(value, str):
+        return (1, style.preset_rank(value), value)
+    return (2, 0.0, json.dumps(value, sort_keys=True))
+
+
+# Absolute paths (/home/x/..., C:\...) in descriptions copied from result.json: a caption
+# shipped with a figure must not carry a developer's directory layout.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(?:/|[A-Za-z]:\\)[^\s,;|()'\"]*[/\\]([^\s,;|()'\"/\\]+)")
+
+
+# Section references into the seed papers' notes ("schemes.md §1.2"), which older results
+# carry in their descriptions: those documents are not in the repository.
+_EXTERNAL_SECTION = re.compile(r"(?:,\s*|\s*\()?\b[\w-]+\.md\s*§\s*[\d.]+(?:\s*[-,]\s*§?\s*[\d.]+)*\)?")
+
+
+def portable_text(text):
+    """TEXT with every absolute path replaced by its file name and references to documents
+    outside the repository removed."""
+    def drop(m):
+        # "(schemes.md §1.2)" goes whole; ", schemes.md §1.2)" leaves the bracket it closes.
+        whole = m.group(0)
+        return ")" if whole.endswith(")") and not whole.lstrip().startswith("(") else ""
+    return _EXTERNAL_SECTION.sub(drop, _ABSOLUTE_PATH.sub(lambda m: m.group(1), text))
+
+
 def format_value(key, value, units=True):
     """A compact rendering of a setting for labels; byte sizes in KiB/MiB/GiB, other units
     (from the key's suffix) appended when UNITS."""
@@ -92,10 +141,8 @@ def format_value(key, value, units=True):
         text = f"{value:g}"
         if not units:
             return text
-        for suffix, unit in (("_us", " us"), ("_ns", " ns"), ("_s", " s"), ("_gbps", " Gb/s"), ("_bytes", " B")):
-            if key.endswith(suffix):
-                return text + unit
-        return text
+        unit = key_unit(key)
+        return text + (" " + unit if unit else "")
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True)
@@ -155,9 +202,18 @@ class Result:
         self.variant = ""
         self.variant_items = ()
 
+    n = 1
+    repeats = ()
+    ci95 = {}
+
     @property
     def mean_s(self):
         return self.iteration["mean"]
+
+    @property
+    def repeat_id(self):
+        """The values of REPEAT_KEYS (JSON text): results of one configuration that differ in them are repeats."""
+        return json.dumps([self.scenario.get(k) for k in REPEAT_KEYS])
 
     @property
     def label(self):
@@ -203,6 +259,26 @@ def _load_json(path, rel):
         raise InputProblem(f"{rel}: cannot read: {e}") from None
 
 
+class Aggregate(Result):
+    """Repeats of one configuration (differing only in REPEAT_KEYS) as one result: the mean of
+    each time, throughput and breakdown component over the N runs, with the 95% interval
+    half-widths of the iteration-time mean and the throughput in ci95. Buckets, scenario and
+    timeline are the first run's (the seed changes timing, not the plan)."""
+
+    def __init__(self, runs):
+        first = runs[0]
+        self.__dict__.update(first.__dict__)
+        self.repeats = tuple(runs)
+        self.n = len(runs)
+        self.iteration = {k: mean_ci95([r.iteration[k] for r in runs])[0] for k in first.iteration}
+        self.breakdown = {k: mean_ci95([r.breakdown[k] for r in runs])[0] for k in first.breakdown}
+        mean, mean_half = mean_ci95([r.mean_s for r in runs])
+        throughput, throughput_half = mean_ci95([r.throughput for r in runs])
+        self.iteration["mean"] = mean
+        self.throughput = throughput
+        self.ci95 = {"iteration_time_mean_s": mean_half, "throughput_samples_per_s": throughput_half}
+
+
 class ResultSet:
     """All results under a directory, labelled and de-duplicated."""
 
@@ -226,6 +302,13 @@ class ResultSet:
         self.sweeps = self._load_sweeps(found["sweep.json"])
         self.validations = self._load_validations(found["validation.json"])
 
+    @property
+    def shown_root(self):
+        """The results directory as reports show it: relative to the working directory when below
+        it, else its name (a report or caption must not hold a developer's absolute path)."""
+        rel = os.path.relpath(self.root)
+        return rel if not rel.startswith(os.pardir) else os.path.basename(self.root.rstrip(os.sep)) or "."
+
     def rel(self, path):
         rel = os.path.relpath(path, self.root)
         return os.path.join(os.path.basename(self.root.rstrip(os.sep)) or ".", rel) if rel != "." else rel
@@ -248,7 +331,8 @@ class ResultSet:
         flat = {}
         for r in self.all:
             flat[id(r)] = {k: json.dumps(v, sort_keys=True)
-                           for k, v in flatten({k: v for k, v in r.scenario.items() if k not in _IDENTITY_KEYS}).items()}
+                           for k, v in flatten({k: v for k, v in r.scenario.items()
+                                               if k not in _IDENTITY_KEYS + REPEAT_KEYS}).items()}
             groups[(r.model, r.workers, r.scheme_label)].append(r)
         keys = sorted({k for f in flat.values() for k in f})
         variant_keys = [k for k in keys
@@ -281,17 +365,25 @@ class ResultSet:
 
     def _deduplicate(self):
         seen = {}
-        self.results = []
-        # Of results that describe the same configuration, keep the shallowest file (a compare
-        # output before a sweep point), then the first by path.
+        repeats = defaultdict(list)
+        # Of results that describe the same configuration and seed, keep the shallowest file (a
+        # compare output before a sweep point), then the first by path.
         for r in sorted(self.all, key=lambda r: (r.rel.count(os.sep), r.rel)):
-            key = (r.model, r.workers, r.scheme_label, r.variant_items)
+            config = (r.model, r.workers, r.scheme_label, r.variant_items)
+            key = config + (r.repeat_id,)
             if key in seen:
-                self.warnings.append(f"{r.rel} describes the same model, scale and scheme as {seen[key].rel}; "
+                self.warnings.append(f"{r.rel} describes the same model, scale, scheme and seed as {seen[key].rel}; "
                                      f"the figures use {seen[key].rel}")
                 continue
             seen[key] = r
-            self.results.append(r)
+            repeats[config].append(r)
+        self.results = []
+        for config, runs in repeats.items():
+            if len(runs) > 1:
+                runs.sort(key=lambda r: value_sort_key(json.loads(r.repeat_id)))
+                self.results.append(Aggregate(runs))
+            else:
+                self.results.append(runs[0])
 
     def _series_order(self):
         labels = {}
@@ -302,7 +394,9 @@ class ResultSet:
             r = labels[label]
             numeric = tuple((0, v, "") if _is_number(v) else (1, 0, json.dumps(v, sort_keys=True))
                             for _, v in r.variant_items)
-            return (style.preset_rank(r.preset), r.preset, r.scheme_label, numeric)
+            # Knobs by value, not by label text: "tensors_per_buffer=5" before "=10".
+            knobs = tuple((k, value_sort_key(v)) for k, v in sorted(r.scheme.items()) if k != "preset")
+            return (style.preset_rank(r.preset), r.preset, knobs, r.scheme_label, numeric)
 
         return sorted(labels, key=sort_key)
 
@@ -492,9 +586,9 @@ class ResultSet:
         if extra:
             parts.append(extra)
         roots = sorted({os.path.dirname(os.path.dirname(r.rel)) or os.path.dirname(r.rel) for r in results})
-        count = len(results)
+        count = sum(r.n for r in results)  # repeats averaged into one point each count
         parts.append(f"from {count} result.json" + (f" under {roots[0]}/" if len(roots) == 1 and roots[0] else ""))
-        return " | ".join(parts)
+        return portable_text(" | ".join(parts))
 
 
 def describe_network(doc):

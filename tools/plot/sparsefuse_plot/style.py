@@ -13,25 +13,32 @@ import zlib
 FIG_W_IN, FIG_H_IN, DPI = 8.0, 5.0, 200
 FIG_PX = (int(FIG_W_IN * DPI), int(FIG_H_IN * DPI))
 
-# Presets in the design's order; each keeps its colour and marker in every figure.
-PRESET_ORDER = [
-    "wfbp", "horovod", "ddp", "syncea", "mgwfbp", "omgs", "fgbuff", "rgmerge", "saf", "safusion-inter",
-    "safusion", "ssfusion", "ssfusion-o", "ssfusion-i", "adtopk", "adtopk-i", "adtopk-p", "adtopk-h",
-    "topk-layerwise", "syncea-topk", "rgmerge-dynamic", "dear", "bytescheduler", "hipress", "espresso", "cupcake",
-    "oktopk", "spardl", "gtopk", "randomk-shared",
-]
-PRESET_COLORS = {
-    "wfbp": "#1f77b4", "horovod": "#ff7f0e", "ddp": "#2ca02c", "syncea": "#d62728", "mgwfbp": "#9467bd",
-    "omgs": "#8c564b", "fgbuff": "#e377c2", "rgmerge": "#7f7f7f", "saf": "#bcbd22", "safusion-inter": "#17becf",
-    "safusion": "#393b79", "ssfusion": "#637939", "ssfusion-o": "#b5cf6b", "ssfusion-i": "#8c6d31",
-    "adtopk": "#843c39", "adtopk-i": "#d6616b", "adtopk-p": "#7b4173", "adtopk-h": "#a55194",
-    "topk-layerwise": "#6b6ecf", "syncea-topk": "#e7969c", "rgmerge-dynamic": "#9c9ede",
-    "dear": "#000000", "bytescheduler": "#fdae6b", "hipress": "#31a354", "espresso": "#74c476", "cupcake": "#756bb1",
-    "oktopk": "#e6550d", "spardl": "#3182bd", "gtopk": "#636363", "randomk-shared": "#bdbdbd",
+# Families of presets: figures with many series draw one family per figure. A name not
+# listed (a new preset) belongs to OTHER_FAMILY.
+FAMILIES = {
+    "dense": ["wfbp", "horovod", "ddp", "syncea", "mgwfbp"],
+    "seed sparse": ["omgs", "fgbuff", "rgmerge", "saf", "safusion-inter", "safusion", "ssfusion", "ssfusion-o",
+                    "ssfusion-i", "adtopk", "adtopk-i", "adtopk-p", "adtopk-h", "topk-layerwise", "syncea-topk",
+                    "rgmerge-dynamic"],
+    "baselines": ["dear", "bytescheduler", "hipress", "espresso", "cupcake", "oktopk", "spardl", "gtopk",
+                  "randomk-shared"],
 }
-MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p"]
+OTHER_FAMILY = "other"
+# Presets in the design's order (families in turn); each keeps its colour and marker in every figure.
+PRESET_ORDER = [p for members in FAMILIES.values() for p in members]
+# 30 distinct colours, one per preset in PRESET_ORDER: no two presets share a colour, so a
+# figure of all 22 quickstart schemes never draws two series alike.
+PALETTE = [
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#393b79", "#637939", "#b5cf6b", "#8c6d31", "#843c39", "#d6616b", "#7b4173", "#a55194", "#6b6ecf", "#e7969c",
+    "#9c9ede", "#000000", "#fdae6b", "#31a354", "#74c476", "#756bb1", "#e6550d", "#c51b7d", "#636363", "#bdbdbd",
+]
+PRESET_COLORS = dict(zip(PRESET_ORDER, PALETTE))
+# Markers by position within a family: at least as many as the largest family, so the
+# series of one family's figure never share a marker.
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p", "d", "H", "8", "1"]
 # Presets not in the table get a colour from this list, chosen by a stable hash of the name.
-EXTRA_COLORS = ["#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#6baed6", "#fd8d3c", "#74c476"]
+EXTRA_COLORS = ["#fdd0a2", "#c6dbef", "#a1d99b", "#dadaeb", "#969696", "#fc9272", "#fee391", "#9ecae1"]
 # Variants of one scheme (a swept setting) differ in line style.
 LINESTYLES = ["-", "--", ":", "-.", (0, (6, 1.5, 1, 1.5, 1, 1.5)), (0, (1, 3)), (0, (9, 2.5)), (0, (3, 1.5, 3, 4))]
 
@@ -47,6 +54,13 @@ def preset_rank(preset):
     return PRESET_ORDER.index(preset) if preset in PRESET_ORDER else len(PRESET_ORDER)
 
 
+def family_of(preset):
+    for family, members in FAMILIES.items():
+        if preset in members:
+            return family
+    return OTHER_FAMILY
+
+
 def preset_color(preset):
     if preset in PRESET_COLORS:
         return PRESET_COLORS[preset]
@@ -54,10 +68,10 @@ def preset_color(preset):
 
 
 def preset_marker(preset):
-    rank = preset_rank(preset)
-    if rank == len(PRESET_ORDER):
-        rank = zlib.crc32(preset.encode())
-    return MARKERS[rank % len(MARKERS)]
+    family = family_of(preset)
+    if family == OTHER_FAMILY:
+        return MARKERS[zlib.crc32(preset.encode()) % len(MARKERS)]
+    return MARKERS[FAMILIES[family].index(preset) % len(MARKERS)]
 
 
 def setup_matplotlib():
