@@ -173,6 +173,16 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
       topology->child("nodes").fail(fmt::format("nodes x gpus_per_node = {} x {} must equal workers ({})",
                                                 s.topology->nodes, g, s.workers));
     }
+    if (s.topology->fabric == netmodel::FabricKind::kFatTree) {
+      const int needed = netmodel::fat_tree_radix_needed(*s.topology);
+      if (needed > s.topology->radix) {
+        (topology->has("fabric") ? topology->child("fabric") : *topology)
+            .fail(fmt::format("a fat-tree of radix {} cannot connect {} NICs at oversubscription {}; it needs radix "
+                              ">= {} (or fewer workers)",
+                              s.topology->radix, s.topology->nodes * s.topology->nics_per_node,
+                              s.topology->oversubscription, needed));
+      }
+    }
     // A topology implies NCCL's model (seed-8node: the seed table) unless the scenario names another.
     if (!(network && network->has("model"))) s.network.model = netmodel::preset_network_model(s.topology->preset);
   }

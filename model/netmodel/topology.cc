@@ -41,6 +41,18 @@ FatTreeShape fat_tree_shape(const TopologyConfig& c) {
   return f;
 }
 
+}  // namespace
+
+int fat_tree_radix_needed(const TopologyConfig& c) {
+  TopologyConfig t = c;
+  for (;; ++t.radix) {
+    const FatTreeShape f = fat_tree_shape(t);
+    if (f.up >= 1 && f.leaves <= t.radix) return t.radix;
+  }
+}
+
+namespace {
+
 struct PresetEntry {
   const char* name;
   const char* description;

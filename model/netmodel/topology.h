@@ -114,6 +114,10 @@ class Topology {
 // pointer for unknown keys, bad values, and a fat-tree too small for the NICs.
 TopologyConfig parse_topology(const JsonNode& node);
 
+// The smallest switch radix whose two-level fat-tree holds every NIC of C at
+// C's oversubscription (C.radix itself when it suffices).
+int fat_tree_radix_needed(const TopologyConfig& c);
+
 std::vector<std::string> topology_preset_names();
 // The named preset; InputError (with a suggestion) for an unknown name.
 TopologyConfig topology_preset(const std::string& name);

@@ -31,6 +31,14 @@ expect2 "--timeline-iterations: iteration 5 does not exist; the scenario runs 1 
 [[ $(python3 -c "import json; print(sorted({e['pid'] for e in json.load(open('$tmp/t.json'))['traceEvents'] if e.get('ph') == 'X'}))") == "[0, 1, 2, 3]" ]] ||
   fail "default timeline tracks"
 
+# A fat-tree too small for its NICs says which radix it needs.
+expect2 'at /topology/fabric: a fat-tree of radix 4 cannot connect 64 NICs at oversubscription 1; it needs radix >= 11' -- \
+  simulate "$tmp/ok.json" --set workers=64 --set 'topology={"preset":"ib-56g","fabric":{"kind":"fat-tree","radix":4}}'
+# plot and report: an unusable --out is bad input, not a traceback.
+"$sf" simulate "$tmp/ok.json" --out "$tmp/plotme/a" >/dev/null || fail "simulate for plot"
+expect2 "--out $tmp/afile: cannot create the output directory" -- plot "$tmp/plotme" --out "$tmp/afile"
+expect2 "--out $tmp/afile: cannot create the output directory" -- report "$tmp/plotme" --out "$tmp/afile"
+
 # bazel run: BUILD_WORKING_DIRECTORY is where relative paths resolve.
 (cd / && BUILD_WORKING_DIRECTORY="$tmp" "$sf" simulate ok.json >/dev/null) || fail "BUILD_WORKING_DIRECTORY ignored"
 

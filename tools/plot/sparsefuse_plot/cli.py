@@ -60,6 +60,17 @@ def make_figures(rs, out_dir, opts):
     return sidecars
 
 
+def _check_output_dir(path):
+    """Creates PATH before any figure is drawn; an unusable one is bad input, not a traceback."""
+    from sparsefuse_plot.results import InputProblem
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise InputProblem(f"--out {path}: cannot create the output directory: {e.strerror}")
+    if not os.access(path, os.W_OK):
+        raise InputProblem(f"--out {path}: the output directory is not writable")
+
+
 def main(argv):
     if argv[:1] == ["fidelity"]:  # `sparsefuse fidelity`'s figure: its own module and options
         from sparsefuse_plot import fidelity
@@ -74,6 +85,8 @@ def main(argv):
             have = sorted({r.workers for r in rs.results})
             raise InputProblem(f"--workers {args.workers}: no results at that scale; have "
                                + ", ".join(map(str, have)))
+        _check_output_dir(args.out or (os.path.join(args.results_dir, "figures") if args.command == "plot"
+                                       else args.results_dir))
         try:
             import matplotlib  # noqa: F401
         except ImportError:
