@@ -19,6 +19,7 @@ netmodel::NcclTopology nccl_topology(const netmodel::TopologyConfig& t, int chan
   n.bw_intra_gbs = std::min(20.6, t.intra_gbps / 8.0 / n.channels);
   const double nic_per_gpu_gbs = t.nic_gbps / 8.0 * t.nics_per_node / t.gpus_per_node;
   n.bw_inter_gbs = nic_per_gpu_gbs / n.channels;
+  n.node_nic_gbs = t.nic_gbps / 8.0 * t.nics_per_node;  // the time's bottleneck, not the tuner's
   return n;
 }
 

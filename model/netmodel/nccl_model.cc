@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -260,9 +261,19 @@ CollectiveEstimate NcclModel::estimate(Collective collective, double bytes, int 
   e.latency_us = best->latency_us;
   e.bandwidth_gbs = best->bandwidth_gbs;
   e.channels_used = channels_used(best->algorithm, best->protocol, bytes);
-  e.reduced_time_us = best->latency_us * lat_count +
-                      bytes / (1000.0 * best->bandwidth_gbs * e.channels_used / double(topology_.channels));
+  const double used_gbs = std::min(best->bandwidth_gbs * e.channels_used / double(topology_.channels),
+                                   bottleneck_bandwidth_gbs(collective, best->algorithm));
+  e.reduced_time_us = best->latency_us * lat_count + bytes / (1000.0 * used_gbs);
   return e;
+}
+
+double NcclModel::bottleneck_bandwidth_gbs(Collective collective, Algorithm algorithm) const {
+  const NcclTopology& t = topology_;
+  if (t.nodes <= 1 || !(t.node_nic_gbs > 0)) return std::numeric_limits<double>::infinity();
+  if (algorithm == Algorithm::kTree) return t.node_nic_gbs;
+  const int p = t.ranks();
+  const int steps = collective == Collective::kAllreduce ? 2 * (p - 1) : p - 1;
+  return t.node_nic_gbs * double(p) / double(steps);
 }
 
 Json CollectiveEstimate::to_json() const {

@@ -79,6 +79,12 @@ struct NcclTopology {
   bool mixed_compute_capability = false;
   bool pure_tree_pattern = false;  // graph pattern is a plain tree: Tree bandwidth x 0.85
   TreeCorrectionTable tree_correction = kDefaultTreeCorrection;
+  // What the node's NICs carry together per direction, GB/s (0: not known, no
+  // cap). NCCL's tuner prices ring steps at bw_intra at <= 2 nodes, so it
+  // never sees a NIC shared by several GPUs; the time a collective takes is
+  // nevertheless bounded by it (issue 12 defect 1). Used only for the time,
+  // never for choosing the algorithm and protocol.
+  double node_nic_gbs = 0;
 
   int ranks() const { return nodes * gpus_per_node; }
 };
@@ -114,7 +120,8 @@ struct CollectiveEstimate {
   std::string algorithm, protocol;
   double latency_us = 0, bandwidth_gbs = 0;
   int channels_used = 0;       // after NCCL's small-message channel reduction
-  double reduced_time_us = 0;  // time_us with bandwidth scaled by channels_used / channels
+  double reduced_time_us = 0;  // time_us with bandwidth scaled by channels_used / channels,
+                               // then capped by the NIC bottleneck (bottleneck_bandwidth_gbs)
   std::vector<Candidate> candidates;  // every (algorithm, protocol), in scan order
 
   Json to_json() const;  // for result.json
@@ -139,6 +146,11 @@ class NcclModel {
   double base_latency_us(Collective collective, Algorithm algorithm, Protocol protocol) const;
   double base_bandwidth_gbs(Collective collective, Algorithm algorithm, Protocol protocol) const;
   int channels_used(Algorithm algorithm, Protocol protocol, double bytes) const;
+  // The algorithm bandwidth the node's NICs allow (infinity with one node or
+  // node_nic_gbs = 0): a ring leaves each node once per channel, so one NIC
+  // direction carries steps/ranks x bytes (bandwidth node_nic x ranks/steps);
+  // a tree sends bytes up and receives bytes down through it (node_nic).
+  double bottleneck_bandwidth_gbs(Collective collective, Algorithm algorithm) const;
 
  private:
   bool ll128_enabled_by_default() const;
