@@ -1,4 +1,4 @@
-// Issue 12 defect 1: the time a collective takes is set by its real
+// The time a collective takes is set by its real
 // bottleneck, not by NCCL's tuner estimate (which, at <= 2 nodes, prices
 // every ring step at the intra-node bandwidth). Expected values by hand.
 #include "model/nccl_network.h"

@@ -82,7 +82,7 @@ struct NcclTopology {
   // What the node's NICs carry together per direction, GB/s (0: not known, no
   // cap). NCCL's tuner prices ring steps at bw_intra at <= 2 nodes, so it
   // never sees a NIC shared by several GPUs; the time a collective takes is
-  // nevertheless bounded by it (issue 12 defect 1). Used only for the time,
+  // nevertheless bounded by it. Used only for the time,
   // never for choosing the algorithm and protocol.
   double node_nic_gbs = 0;
 

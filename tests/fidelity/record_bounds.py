@@ -4,7 +4,7 @@ usage: /usr/bin/python3 tests/fidelity/record_bounds.py out/fidelity/fidelity.js
 
 bound = ceil_to_0.01(error * 1.25 + 0.05): the relative 25 % and absolute 5 points absorb changes that
 should not fail CI (a constant retuned elsewhere); a bound is meant to be tightened whenever the model
-improves (the network-model branch of issue 12 will), never loosened to let a regression in.
+improves, never loosened to let a regression in.
 """
 import json
 import math

@@ -106,7 +106,7 @@ PY
 $check --results "$tmp/sparse" --figures "$tmp/sparse/figures" --report "$tmp/sparse" --baseline horovod \
   --expect-kinds scaling,speedup-bars,breakdown,partition --sparse || fail "sparse output checks"
 
-# Issue 17 item 4: a sweep over a scheme knob x a setting that becomes a scheme knob
+# A sweep over a scheme knob x a setting that becomes a scheme knob
 # (compression.density) is ONE 6x2 heatmap, its axes in numeric order.
 "$sf" sweep "$scenario" --set scheme=ssfusion --grid scheme.tensors_per_buffer=0,5,10,22,50,100 \
   --grid compression.density=0.01,0.1 --out "$tmp/knobs/sweep" -j 2 >/dev/null 2>&1 || fail "knob sweep"
@@ -124,7 +124,7 @@ if any(v is None for row in d["values"] for v in row) or len(d["values"]) != 6 o
     sys.exit(f"values {d['values']}: expected 6 rows of 2 cells")
 PY
 
-# Issue 17 item 6: descriptions in older results cite the seed notes and hold absolute paths;
+# Descriptions in older results cite the seed notes and hold absolute paths;
 # captions must hold neither (check_outputs.py checks every caption).
 mkdir -p "$tmp/paths" && cp -r "$res/compare-8" "$tmp/paths/" &&
   /usr/bin/python3 - "$tmp/paths/compare-8/ssfusion/result.json" <<'PY' || fail "making a result with paths"
@@ -139,7 +139,7 @@ $check --results "$tmp/paths" --figures "$tmp/paths/figures" --baseline horovod 
 grep -q 'cpu: cpu-dev-2core.json' "$tmp/paths/figures/breakdown-bert-base.json" ||
   fail "caption lost the profile's name: $(grep -o '"caption": "[^"]*"' "$tmp/paths/figures/breakdown-bert-base.json")"
 
-# Issue 17 item 3: three seeds per point are one point, their mean with a 95% Student-t
+# Three seeds per point are one point, their mean with a 95% Student-t
 # interval, n in the legend. Expected values computed here from the three result.json files.
 for scheme in horovod ddp; do
   "$sf" sweep "$scenario" --set scheme=$scheme --grid seed=1,2,3 --grid workers=8,16 \
@@ -174,7 +174,7 @@ for s in side["series"]:
 sys.exit("\n".join(errors) or None)
 PY
 
-# Issue 17 item 5: the quickstart's 22 schemes. check_outputs.py checks unique colours and
+# The quickstart's 22 schemes. check_outputs.py checks unique colours and
 # markers, at most 8 series per line figure, and identical series named in the legend.
 quick=wfbp,horovod,ddp,syncea,mgwfbp,omgs,fgbuff,saf,safusion-inter,safusion,ssfusion,ssfusion-o,ssfusion-i
 quick=$quick,adtopk,adtopk-i,adtopk-p,adtopk-h,topk-layerwise,rgmerge-dynamic,dear,oktopk,spardl
@@ -200,7 +200,7 @@ for f in index["figures"]:
 sys.exit("\n".join(errors) or None)
 PY
 
-# Issue 17 item 11: a swept bandwidth in GB/s is written as GB/s, not seconds ("900 s").
+# A swept bandwidth in GB/s is written as GB/s, not seconds ("900 s").
 "$sf" sweep "$scenario" --set scheme=ddp --grid compression.gpu_memory_gbytes_per_s=450,900 \
   --out "$tmp/gbytes/sweep" -j 2 >/dev/null 2>&1 || fail "sweep of gpu_memory_gbytes_per_s"
 "$sf" report "$tmp/gbytes" >/dev/null 2>&1 || fail "report of the GB/s sweep failed"
