@@ -8,32 +8,15 @@
 #include <fmt/format.h>
 
 #include "common/input_error.h"
+#include "tools/calibrate/words.h"
 
 namespace sparsefuse::calibrate {
 
 namespace {
 
-std::vector<std::string> split_words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
   return s;
-}
-
-// A number that fills the whole word, else nothing.
-std::optional<double> number(const std::string& word) {
-  try {
-    size_t used = 0;
-    double v = std::stod(word, &used);
-    if (used == word.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -56,7 +39,7 @@ InputSpec parse_input_argument(const std::string& argument) {
   auto at = argument.rfind('@');
   spec.path = argument.substr(0, at);
   if (at != std::string::npos) {
-    auto ranks = number(argument.substr(at + 1));
+    auto ranks = whole_number(argument.substr(at + 1));
     if (!ranks || *ranks < 1 || *ranks != double(int(*ranks))) {
       throw InputError(argument, "", "expected FILE or FILE@RANKS with RANKS an integer >= 1");
     }

@@ -7,29 +7,13 @@
 #include "common/input_error.h"
 #include "common/json_reader.h"
 #include "tools/calibrate/measured_table.h"
+#include "tools/calibrate/words.h"
 
 namespace sparsefuse::calibrate {
 
 std::optional<Collective> collective_from_text(const std::string& text);
 
 namespace {
-
-std::vector<std::string> words_of(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> words;
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
-}
-
-std::optional<double> whole_number(const std::string& word) {
-  try {
-    size_t used = 0;
-    double v = std::stod(word, &used);
-    if (used == word.size()) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
 
 bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
 
@@ -64,7 +48,7 @@ std::vector<Sample> parse_nccl_tests(const std::string& text, const InputSpec& s
     ++line_no;
     if (blank(line) || nccl_log_line(line)) continue;
     if (line[0] == '#') {
-      auto words = words_of(line.substr(1));
+      auto words = split_words(line.substr(1));
       if (words.size() >= 2 && words[0] == "Rank") ++rank_lines;
       if (words.size() >= 3 && words[0] == "size" && words[1] == "count" && words[2] == "type") {
         columns = words.size();
@@ -73,7 +57,7 @@ std::vector<Sample> parse_nccl_tests(const std::string& text, const InputSpec& s
       }
       continue;
     }
-    auto words = words_of(line);
+    auto words = split_words(line);
     std::optional<double> bytes, time;
     if (columns > 0 && words.size() == columns) {
       bytes = whole_number(words[size_col]);
@@ -107,7 +91,7 @@ std::vector<Sample> parse_osu(const std::string& text, const InputSpec& spec) {
       if (line.find("OSU") != std::string::npos && !from_title) from_title = collective_from_text(line);
       continue;
     }
-    auto words = words_of(line);
+    auto words = split_words(line);
     std::optional<double> bytes = words.size() >= 2 ? whole_number(words[0]) : std::nullopt;
     std::optional<double> time = words.size() >= 2 ? whole_number(words[1]) : std::nullopt;
     if (!bytes || !time || *bytes <= 0 || *time <= 0) {
