@@ -72,6 +72,7 @@ std::string run_iterations(const model::Scenario& s, RankEngine& engine, Referen
     if (agree_after_iteration(comm, options, it, engine.exchanges(), !failure.empty()) > 0) {
       return failure.empty() ? fmt::format("iteration {}: another rank's check failed", it) : failure;
     }
+    if (options.progress) options.progress(it + 1, total);
     if (it < s.warmup_iterations) continue;
     totals.iteration_ns.push_back(double(t.total));
     const double add[] = {double(t.forward), double(t.backward), double(t.compression), double(t.communication_exposed),

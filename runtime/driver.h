@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -25,6 +26,8 @@ struct RunOptions {
   bool check = false;
   std::chrono::milliseconds timeout{60'000};
   std::string transport = "mpi";  // for result.json: "mpi" or "loopback"
+  // Told after every iteration (done, total), for progress reports.
+  std::function<void(int, int)> progress;
 };
 
 // The scenario's scheme planned for this run (model::ScenarioPlan, as the

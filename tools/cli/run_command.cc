@@ -19,6 +19,7 @@
 #include "model/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/rank_exit.h"
 
 namespace sparsefuse::cli {
@@ -81,6 +82,19 @@ std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome
 
 }  // namespace
 
+// --time-scale and --timeout into RUN; out-of-range values are bad input.
+static void read_limits(const po::variables_map& vm, runtime::RunOptions& run) {
+  run.time_scale = vm["time-scale"].as<double>();
+  if (!(run.time_scale > 0 && run.time_scale <= 1e6)) {
+    throw InputError("--time-scale", "", fmt::format("expected a number in (0, 1e6], got {}", run.time_scale));
+  }
+  const double timeout = vm["timeout"].as<double>();
+  if (!(timeout > 0 && timeout <= 86400)) {
+    throw InputError("--timeout", "", fmt::format("expected seconds in (0, 86400], got {}", timeout));
+  }
+  run.timeout = std::chrono::milliseconds(std::llround(timeout * 1000));
+}
+
 int run_runtime(const Args& args) {
   po::options_description options("sparsefuse run options");
   options.add_options()
@@ -124,15 +138,7 @@ int run_runtime(const Args& args) {
   model::Scenario scenario;
   std::unique_ptr<model::ScenarioPlan> planned;
   try {
-    run.time_scale = vm["time-scale"].as<double>();
-    if (!(run.time_scale > 0 && run.time_scale <= 1e6)) {
-      throw InputError("--time-scale", "", fmt::format("expected a number in (0, 1e6], got {}", run.time_scale));
-    }
-    const double timeout = vm["timeout"].as<double>();
-    if (!(timeout > 0 && timeout <= 86400)) {
-      throw InputError("--timeout", "", fmt::format("expected seconds in (0, 86400], got {}", timeout));
-    }
-    run.timeout = std::chrono::milliseconds(std::llround(timeout * 1000));
+    read_limits(vm, run);
     auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
     scenario = model::load_scenario(vm["scenario"].as<std::string>(), overrides);
     if (rank == 0) print_notes(scenario);
@@ -141,6 +147,7 @@ int run_runtime(const Args& args) {
     return refuse_on_every_rank(*comm, e, kInputTimeout);
   }
 
+  if (rank == 0) run.progress = ProgressLine("run", "iterations");
   runtime::RunOutcome outcome;
   try {
     outcome = runtime::run_scenario(scenario, *planned, *comm, run);

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 PROG = "sparsefuse"
 
@@ -46,9 +47,24 @@ def _remove_stale(out_dir, keep):
                     pass
 
 
-def make_figures(rs, out_dir, opts):
+class _Progress:
+    """Progress on stderr for runs over two seconds: a line at most every two seconds."""
+
+    def __init__(self, job):
+        self.job, self.start, self.last = job, time.monotonic(), None
+
+    def __call__(self, done, total, what):
+        now = time.monotonic()
+        if now - self.start < 2 or (self.last is not None and now - self.last < 2 and done < total):
+            return
+        self.last = now
+        print(f"{PROG} {self.job}: {done}/{total} figure kinds drawn ({what}), {now - self.start:.0f} s elapsed",
+              file=sys.stderr, flush=True)
+
+
+def make_figures(rs, out_dir, opts, job="plot"):
     from sparsefuse_plot import figures, style
-    sidecars = figures.draw_all(rs, out_dir, opts)
+    sidecars = figures.draw_all(rs, out_dir, opts, _Progress(job))
     keep = {s[k] for s in sidecars for k in ("png", "pdf", "figure")} | {s["figure"] + ".json" for s in sidecars}
     _remove_stale(out_dir, keep)
     index = {"format": "sparsefuse-figures/1", "results_dir": rs.shown_root, "baseline": rs.baseline,
@@ -103,7 +119,7 @@ def main(argv):
             from sparsefuse_plot import report
             out_dir = args.out or args.results_dir
             figures_dir = os.path.join(out_dir, "figures")
-            sidecars = make_figures(rs, figures_dir, opts)
+            sidecars = make_figures(rs, figures_dir, opts, job="report")
             written = report.write_report(rs, sidecars, out_dir, "figures", opts,
                                           args.command_line or f"{PROG} report {args.results_dir}")
             print(f"wrote {len(sidecars)} figures under {figures_dir}")

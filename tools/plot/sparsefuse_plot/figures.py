@@ -734,9 +734,12 @@ def validation(plt, rs, out_dir, opts, limit=12):
 BUILDERS = [scaling, speedup_bars, breakdown, timelines, partition, heatmaps, validation]
 
 
-def draw_all(rs, out_dir, opts):
+def draw_all(rs, out_dir, opts, progress=None):
+    """Draws every figure kind; PROGRESS(done, total, what) is told after each."""
     plt = style.setup_matplotlib()
     sidecars = []
-    for build in BUILDERS:
+    for i, build in enumerate(BUILDERS):
         sidecars += build(plt, rs, out_dir, opts)
+        if progress:
+            progress(i + 1, len(BUILDERS), f"{len(sidecars)} figures")
     return sidecars
