@@ -22,6 +22,14 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
   synchronized_.assign(size_t(layout.tensors()), false);
 }
 
+RankEngine::~RankEngine() {
+  try {
+    comm_.drain(config_.timeout);
+  } catch (const std::exception&) {
+    // A failed or timed-out collective: reported already by the call that met it.
+  }
+}
+
 TimeNs RankEngine::since_start() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
 }

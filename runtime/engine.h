@@ -63,6 +63,11 @@ class RankEngine : public policy::WorkerContext {
  public:
   RankEngine(const policy::GradientModel& model, const ModelLayout& layout, const policy::Scheme& scheme,
              CommThread& comm, EngineConfig config);
+  // Waits for the collectives still queued (they write into this engine's
+  // buffers); errors are dropped: whoever destroys a failed engine is ending.
+  ~RankEngine() override;
+  RankEngine(const RankEngine&) = delete;
+  RankEngine& operator=(const RankEngine&) = delete;
 
   // Replay: synthetic gradients, the trace's timing.
   IterationTimes run_iteration(int iteration);
