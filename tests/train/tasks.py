@@ -37,3 +37,18 @@ def shards(batch):
         x = torch.randn(batch, FEATURES, generator=gen)
         out.append((x, (x @ teacher).argmax(1)))
     return out
+
+
+def correlated(batch):
+    """Like shards, but every rank draws mostly the same examples (three
+    quarters of each batch shared): the ranks' gradients are strongly
+    correlated, as in large-batch training, so their selections overlap."""
+    teacher = torch.randn(FEATURES, CLASSES, generator=torch.Generator().manual_seed(7))
+    rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+    shared, own = torch.Generator().manual_seed(100), torch.Generator().manual_seed(200 + rank)
+    out = []
+    for _ in range(16):
+        x = torch.cat([torch.randn(batch - batch // 4, FEATURES, generator=shared),
+                       torch.randn(batch // 4, FEATURES, generator=own)])
+        out.append((x, (x @ teacher).argmax(1)))
+    return out

@@ -57,7 +57,7 @@ expect2() {
     --data "$task:shards" --batch 16 --warmup 0 --iterations 1 --profile-iterations 1 "$@" >"$tmp/bad.log" 2>&1
   local status=$?
   [[ $status -eq 2 ]] || fail "train $* exited $status, expected 2: $(cat "$tmp/bad.log")"
-  grep -qF "$pattern" "$tmp/bad.log" || fail "train $*: expected '$pattern' in: $(cat "$tmp/bad.log")"
+  grep -qF -- "$pattern" "$tmp/bad.log" || fail "train $*: expected '$pattern' in: $(cat "$tmp/bad.log")"
 }
 expect2 "at /scheme: runtime-mpi cannot run preset \"horovod\"" --scheme horovod --out "$tmp/bad1"
 [[ -e "$tmp/bad1/result.json" ]] && fail "a refused run wrote result.json"
