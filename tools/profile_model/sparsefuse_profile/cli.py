@@ -196,7 +196,9 @@ def run(args, argv):
     print(f"model       {trace['model']}: {len(names)} tensors ({len(order)} with gradients), "
           f"{params / 1e6:.2f} M parameters, batch {args.batch}, {workload.input_description}")
     print(f"iteration   median {_ms(trace['iteration_ns'])}  IQR {_ms(provenance['iteration_spread_ns'])}  "
-          f"cv {trace['iteration_cv']:.4f}")
+          f"cv {trace['iteration_cv']:.4f}" + (f" (clamped from {provenance['iteration_cv_unclamped']:.4f}: a noisy "
+                                               "host; use more iterations)" if "iteration_cv_unclamped" in provenance
+                                               else ""))
     # A simulated worker replays the sum of the phase medians; stalls that hit
     # different phases in different iterations raise the median iteration
     # above that sum, so the gap is a measure of how noisy the host was.
