@@ -121,6 +121,8 @@ class DistributedOptimizer:
         for t, p in enumerate(self._params):
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
+            elif not p.grad.is_contiguous():
+                p.grad = p.grad.contiguous()  # the average is written as one block of numel floats
             if not self._reported[t]:
                 self._hand_over(t, p.grad)
         outputs = (ctypes.c_void_p * len(self._params))(*[p.grad.data_ptr() for p in self._params])
