@@ -5,7 +5,8 @@
 #include "common/provenance.h"
 #include "policy/gradient_model.h"
 #include "runtime/engine.h"
-#include "runtime/reference.h"
+#include "runtime/check.h"
+#include "runtime/oracle.h"
 #include "runtime/support.h"
 #include "model/plan.h"
 
@@ -63,12 +64,12 @@ constexpr size_t kPerBucket = 4;  // sent count, compression, collective duratio
 
 // Runs every iteration, checking each against the reference when asked;
 // returns the first failure any rank saw ("" if none).
-std::string run_iterations(const model::Scenario& s, RankEngine& engine, ReferenceAggregate* reference,
+std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle* oracle,
                            CommThread& comm, const RunOptions& options, RankTotals& totals) {
   const int total = s.warmup_iterations + s.iterations;
   for (int it = 0; it < total; ++it) {
     const IterationTimes t = engine.run_iteration(it);
-    std::string failure = reference ? reference->check(it, engine.requests(), engine.exchanges(), engine.aggregate()) : "";
+    std::string failure = oracle ? oracle->check(iteration_record(engine, it)) : "";
     if (agree_after_iteration(comm, options, it, engine.exchanges(), !failure.empty()) > 0) {
       return failure.empty() ? fmt::format("iteration {}: another rank's check failed", it) : failure;
     }
@@ -112,7 +113,9 @@ void fill_result(const model::Scenario& s, const model::ScenarioPlan& planned, c
   r.plan = planned.scheme().describe();
   r.network = {{"model", "measured"}, {"transport", options.transport}, {"ranks", P}};
   r.provenance = s.trace.provenance_kind();
-  r.compression_costs = "measured: CPU kernels (kernels/), inline on each rank's thread";
+  r.compression_costs = options.device == "cuda"
+                            ? "measured: CUDA kernels (kernels/cuda/), on each rank's compression stream"
+                            : "measured: CPU kernels (kernels/), inline on each rank's thread";
   r.samples_per_iteration = int64_t(P) * s.batch_per_worker;
   for (double ns : totals.iteration_ns) r.iteration_ns.push_back(TimeNs(ns));
   const double per = 1e-9 / (double(P) * s.iterations);  // ns summed over ranks and iterations -> s per iteration
@@ -139,6 +142,7 @@ Json executor_description(const RankEngine& engine, int P, const RunOptions& opt
   return {{"name", "runtime-mpi"},
           {"ranks", P},
           {"transport", options.transport},
+          {"device", options.device},
           {"host", host_name()},
           {"time_scale", options.time_scale},
           {"timeout_s", double(options.timeout.count()) / 1000.0},
@@ -167,13 +171,14 @@ RunOutcome run_scenario(const model::Scenario& s, const model::ScenarioPlan& pla
   config.forward_ns = planned.forward_ns;
   config.optimizer_ns = planned.optimizer_ns;
   config.timeout = options.timeout;
+  config.make_compressor = options.make_compressor;
   RankEngine engine(model, layout, planned.scheme(), comm, config);
-  std::unique_ptr<ReferenceAggregate> reference;
-  if (options.check) reference = std::make_unique<ReferenceAggregate>(model, layout, s.seed, P);
+  std::unique_ptr<Oracle> oracle;
+  if (options.check) oracle = std::make_unique<Oracle>(model, layout, s.seed, P, comm.rank());
 
   RunOutcome outcome;
   RankTotals totals;
-  outcome.check_failure = run_iterations(s, engine, reference.get(), comm, options, totals);
+  outcome.check_failure = run_iterations(s, engine, oracle.get(), comm, options, totals);
   if (!outcome.check_failure.empty()) return outcome;
   const std::vector<double> summed = reduce_over_ranks(engine, totals, comm, options);
   fill_result(s, planned, engine, totals, summed, P, options, outcome.result);

@@ -12,7 +12,7 @@ namespace sparsefuse::runtime {
 RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& layout, const policy::Scheme& scheme,
                        CommThread& comm, EngineConfig config)
     : model_(model), layout_(layout), comm_(comm), config_(config), policy_(scheme.make_worker_policy(comm.rank())),
-      compressor_(layout) {
+      compressor_(config_.make_compressor ? config_.make_compressor(layout) : std::make_unique<Compressor>(layout)) {
   if (!policy_) throw std::logic_error("the runtime needs a per-worker policy (this scheme is coordinated)");
   const size_t n = size_t(layout.total());
   gradient_.resize(n);
@@ -34,7 +34,7 @@ policy::CompressionOutcome RankEngine::compress(const policy::CompressionRequest
   }
   const TimeNs begin = since_start();
   RangeSelection made{r.first_tensor, r.end_tensor,
-                      compressor_.compress(r, gradient_.data(), residual_.data(), {config_.seed, comm_.rank(), iteration_})};
+                      compressor_->compress(r, gradient_.data(), residual_.data(), {config_.seed, comm_.rank(), iteration_})};
   // What is sent at the selected positions (with error feedback: the
   // accumulated value, no longer in the residual).
   float* send = send_.data() + layout_.offset[r.first_tensor];

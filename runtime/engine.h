@@ -19,6 +19,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct EngineConfig {
   TimeNs forward_ns = 0;           // the trace's, batch-scaled (time_scale not applied)
   TimeNs optimizer_ns = 0;
   std::chrono::milliseconds timeout{60'000};  // for the collectives of one iteration
+  // The compressor (null: the CPU's; --device cuda: CudaCompressor).
+  std::function<std::unique_ptr<Compressor>(const ModelLayout&)> make_compressor;
 };
 
 // One iteration on this rank, in nanoseconds. compression counts selection,
@@ -62,6 +65,7 @@ class RankEngine : public policy::WorkerContext {
   const std::vector<policy::CompressionRequest>& requests() const { return requests_; }
   const std::vector<std::unique_ptr<BucketExchange>>& exchanges() const { return exchanges_; }
   const std::vector<bool>& synchronized() const { return synchronized_; }  // per tensor, by some bucket
+  const std::vector<float>& residual() const { return residual_; }  // error feedback, after the iteration
 
   policy::CompressionOutcome compress(const policy::CompressionRequest& request, TimeNs now) override;
   void flush(const policy::Bucket& bucket, TimeNs when) override;
@@ -77,7 +81,7 @@ class RankEngine : public policy::WorkerContext {
   CommThread& comm_;
   EngineConfig config_;
   std::unique_ptr<policy::WorkerPolicy> policy_;
-  Compressor compressor_;
+  std::unique_ptr<Compressor> compressor_;
 
   std::vector<float> gradient_, send_, residual_, aggregate_;
   std::vector<int> compressed_by_;
