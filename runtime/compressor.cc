@@ -10,6 +10,8 @@ namespace sparsefuse::runtime {
 
 using policy::Sparsifier;
 
+TopkSelect topk_override = nullptr;
+
 kernels::Selection align_to_count(kernels::Selection selection, const float* data, int64_t n, int64_t k) {
   k = std::min(k, n);
   const int64_t s = selection.size();
@@ -52,6 +54,7 @@ kernels::Selection Compressor::select(const policy::CompressionRequest& r, const
   kernels::Selection selection;
   switch (r.sparsifier) {
     case Sparsifier::kTopk: {
+      if (topk_override) return topk_override(data, n, r.expected_count);
       selection.resize(std::min(r.expected_count, n));
       kernels::topk_abs(data, n, r.expected_count, selection.values.data(), selection.indices.data(), &workspace_);
       return selection;
@@ -74,12 +77,7 @@ kernels::Selection Compressor::select(const policy::CompressionRequest& r, const
       }
       return selection;
     }
-    case Sparsifier::kDgc: {
-      uint64_t stream = stream_seed(stream_seed(stream_seed(key.seed, uint64_t(key.rank)), uint64_t(key.iteration)),
-                                    uint64_t(r.first_tensor));
-      selection = kernels::dgc(data, n, r.density, stream).selection;
-      break;
-    }
+    case Sparsifier::kDgc: selection = kernels::dgc(data, n, r.density, dgc_stream(key, r.first_tensor)).selection; break;
     case Sparsifier::kGaussiank: selection = kernels::gaussiank(data, n, r.density).selection; break;
     case Sparsifier::kRedsync: selection = kernels::redsync(data, n, r.density).selection; break;
     case Sparsifier::kSidco: selection = kernels::sidco(data, n, r.density).selection; break;
@@ -88,19 +86,28 @@ kernels::Selection Compressor::select(const policy::CompressionRequest& r, const
   return r.align_to_expected ? align_to_count(std::move(selection), data, n, r.expected_count) : selection;
 }
 
-kernels::Selection Compressor::compress(const policy::CompressionRequest& r, const float* grad, float* residual,
-                                        const SelectionKey& key) {
+uint64_t dgc_stream(const SelectionKey& key, int first_tensor) {
+  return stream_seed(stream_seed(stream_seed(key.seed, uint64_t(key.rank)), uint64_t(key.iteration)),
+                     uint64_t(first_tensor));
+}
+
+void Compressor::check_request(const policy::CompressionRequest& r) const {
   if (r.first_tensor < 0 || r.end_tensor > layout_.tensors() || r.first_tensor >= r.end_tensor ||
       layout_.elements(r.first_tensor, r.end_tensor) != r.elements) {
     throw std::logic_error("compression request for tensors [" + std::to_string(r.first_tensor) + ", " +
                            std::to_string(r.end_tensor) + ") does not match their " + std::to_string(r.elements) +
                            " elements");
   }
+}
+
+kernels::Selection Compressor::compress(const policy::CompressionRequest& r, const float* grad, float* residual,
+                                        const SelectionKey& key) {
+  check_request(r);
   const int64_t base = layout_.offset[r.first_tensor];
   const float* g = grad + base;
   if (!r.error_feedback) return select(r, g, key);
   float* acc = residual + base;
-  if (r.sparsifier == Sparsifier::kTopk) {  // the fused kernel: one pass over residual and gradient
+  if (r.sparsifier == Sparsifier::kTopk && !topk_override) {  // the fused kernel: one pass over residual and gradient
     kernels::Selection selection;
     selection.resize(std::min(r.expected_count, r.elements));
     kernels::ef_topk(acc, g, r.elements, r.expected_count, selection.values.data(), selection.indices.data(),

@@ -21,9 +21,25 @@ struct SelectionKey {
   int iteration = 0;
 };
 
+// Test seam, null in every normal build: a replacement for the top-k
+// selection (with error feedback it then runs unfused: acc = residual + grad,
+// select, zero the sent entries). Only the testonly library
+// //tests/runtime:mutant_topk sets it, from a static initializer, and only the
+// testonly binary //tools/cli:sparsefuse_mutant_topk links that library: it
+// shows that --check catches a broken top-k.
+using TopkSelect = kernels::Selection (*)(const float* data, int64_t n, int64_t k);
+extern TopkSelect topk_override;
+
+// DGC's sample stream for a request over tensors from FIRST_TENSOR: depends
+// on the rank, the iteration and the range (the same on CPU and CUDA).
+uint64_t dgc_stream(const SelectionKey& key, int first_tensor);
+
+// The CPU compressor; CudaCompressor (cuda_compressor.h) runs the same
+// requests with the CUDA kernels.
 class Compressor {
  public:
   explicit Compressor(const ModelLayout& layout) : layout_(layout) {}
+  virtual ~Compressor() = default;
 
   // Selects from the range [offset(first), offset(end)) of GRAD (the whole
   // model's flat gradient). Indices are relative to the range start, values
@@ -32,8 +48,13 @@ class Compressor {
   // and is left holding acc minus what was sent: bit for bit, sent +
   // residual == acc on every element of the range. Throws std::logic_error
   // when the request's element count does not match its range.
-  kernels::Selection compress(const policy::CompressionRequest& request, const float* grad, float* residual,
-                              const SelectionKey& key);
+  virtual kernels::Selection compress(const policy::CompressionRequest& request, const float* grad, float* residual,
+                                      const SelectionKey& key);
+
+ protected:
+  // Throws std::logic_error when REQUEST's element count does not match its range.
+  void check_request(const policy::CompressionRequest& request) const;
+  const ModelLayout& layout() const { return layout_; }
 
  private:
   kernels::Selection select(const policy::CompressionRequest& request, const float* data, const SelectionKey& key);

@@ -4,7 +4,8 @@
 
 #include "policy/gradient_model.h"
 #include "runtime/engine.h"
-#include "runtime/reference.h"
+#include "runtime/check.h"
+#include "runtime/oracle.h"
 #include "runtime/statistics.h"
 #include "runtime/support.h"
 #include "model/plan.h"
@@ -28,12 +29,12 @@ namespace {
 
 // Runs every iteration, checking each against the reference when asked;
 // returns the first failure any rank saw ("" if none).
-std::string run_iterations(const model::Scenario& s, RankEngine& engine, ReferenceAggregate* reference,
+std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle* oracle,
                            CommThread& comm, const RunOptions& options, RankTotals& totals) {
   const int total = s.warmup_iterations + s.iterations;
   for (int it = 0; it < total; ++it) {
     const IterationTimes t = engine.run_iteration(it);
-    std::string failure = reference ? reference->check(it, engine.requests(), engine.exchanges(), engine.aggregate()) : "";
+    std::string failure = oracle ? oracle->check(iteration_record(engine, it)) : "";
     if (agree_after_iteration(comm, options, it, engine.exchanges(), !failure.empty()) > 0) {
       return failure.empty() ? fmt::format("iteration {}: another rank's check failed", it) : failure;
     }
@@ -58,12 +59,13 @@ RunOutcome run_scenario(const model::Scenario& s, const model::ScenarioPlan& pla
   config.forward_ns = planned.forward_ns;
   config.optimizer_ns = planned.optimizer_ns;
   config.timeout = options.timeout;
+  config.make_compressor = options.make_compressor;
   RankEngine engine(model, layout, planned.scheme(), comm, config);
-  std::unique_ptr<ReferenceAggregate> reference;
-  if (options.check) reference = std::make_unique<ReferenceAggregate>(model, layout, s.seed, P);
+  std::unique_ptr<Oracle> oracle;
+  if (options.check) oracle = std::make_unique<Oracle>(model, layout, s.seed, P, comm.rank());
 
   RankTotals totals;
-  std::string failure = run_iterations(s, engine, reference.get(), comm, options, totals);
+  std::string failure = run_iterations(s, engine, oracle.get(), comm, options, totals);
   if (!failure.empty()) {
     RunOutcome outcome;
     outcome.check_failure = failure;

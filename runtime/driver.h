@@ -2,8 +2,8 @@
 // simulator plans it (model::ScenarioPlan: same presets, same cost estimates
 // from the scenario's network and compression models, so the buckets are the
 // simulated ones); RankEngine drives it for warm-up + measured iterations,
-// every iteration's aggregate is optionally checked against
-// ReferenceAggregate, and the statistics are gathered into the simulator's
+// every iteration's aggregate is optionally checked by the independent
+// Oracle (oracle.h), and the statistics are gathered into the simulator's
 // result schema (sim::SimResult, written by its own to_json) plus an
 // "executor" object.
 #pragma once
@@ -15,6 +15,7 @@
 
 #include "common/json_reader.h"
 #include "runtime/comm_thread.h"
+#include "runtime/compressor.h"
 #include "model/plan.h"
 #include "model/scenario.h"
 #include "model/result.h"
@@ -25,7 +26,10 @@ struct RunOptions {
   double time_scale = 1.0;
   bool check = false;
   std::chrono::milliseconds timeout{60'000};
-  std::string transport = "mpi";  // for result.json: "mpi" or "loopback"
+  std::string transport = "mpi";  // for result.json: "mpi", "loopback" or "nccl"
+  std::string device = "cpu";     // for result.json: where compression runs ("cpu" or "cuda")
+  // The compressor (null: the CPU's), e.g. CudaCompressor for --device cuda.
+  std::function<std::unique_ptr<Compressor>(const ModelLayout&)> make_compressor;
   // Told after every iteration (done, total), for progress reports.
   std::function<void(int, int)> progress;
 };

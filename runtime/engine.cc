@@ -12,7 +12,7 @@ namespace sparsefuse::runtime {
 RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& layout, const policy::Scheme& scheme,
                        CommThread& comm, EngineConfig config)
     : model_(model), layout_(layout), comm_(comm), config_(config), policy_(scheme.make_worker_policy(comm.rank())),
-      compressor_(layout) {
+      compressor_(config_.make_compressor ? config_.make_compressor(layout) : std::make_unique<Compressor>(layout)) {
   if (!policy_) throw std::logic_error("the runtime needs a per-worker policy (this scheme is coordinated)");
   const size_t n = size_t(layout.total());
   gradient_.assign(n, 0.0f);
@@ -53,7 +53,7 @@ policy::CompressionOutcome RankEngine::compress(const policy::CompressionRequest
   const TimeNs begin = since_start();
   float* grad = gradient(r.first_tensor);
   RangeSelection made{r.first_tensor, r.end_tensor,
-                      compressor_.compress(r, gradient_.data(), residual_.data(), {config_.seed, comm_.rank(), iteration_})};
+                      compressor_->compress(r, gradient_.data(), residual_.data(), {config_.seed, comm_.rank(), iteration_})};
   // The gradient becomes the send buffer: what is sent at the selected
   // positions (with error feedback the accumulated value, no longer in the
   // residual) replaces the gradient there; the rest of the range is unused.

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -48,6 +49,8 @@ struct EngineConfig {
   TimeNs forward_ns = 0;           // the trace's, batch-scaled (time_scale not applied)
   TimeNs optimizer_ns = 0;
   std::chrono::milliseconds timeout{60'000};  // for the collectives of one iteration
+  // The compressor (null: the CPU's; --device cuda: CudaCompressor).
+  std::function<std::unique_ptr<Compressor>(const ModelLayout&)> make_compressor;
 };
 
 // One iteration on this rank, in nanoseconds. compression counts selection,
@@ -87,6 +90,7 @@ class RankEngine : public policy::WorkerContext {
   const std::vector<policy::CompressionRequest>& requests() const { return requests_; }
   const std::vector<std::unique_ptr<BucketExchange>>& exchanges() const { return exchanges_; }
   const std::vector<bool>& synchronized() const { return synchronized_; }  // per tensor, by some bucket
+  const std::vector<float>& residual() const { return residual_; }  // error feedback, after the iteration
 
   policy::CompressionOutcome compress(const policy::CompressionRequest& request, TimeNs now) override;
   void flush(const policy::Bucket& bucket, TimeNs when) override;
@@ -105,7 +109,7 @@ class RankEngine : public policy::WorkerContext {
   CommThread& comm_;
   EngineConfig config_;
   std::unique_ptr<policy::WorkerPolicy> policy_;
-  Compressor compressor_;
+  std::unique_ptr<Compressor> compressor_;
 
   std::vector<float> gradient_, residual_, aggregate_;
   std::vector<float> scratch_;  // the communication thread's, for partly carried allgather ranges

@@ -6,9 +6,12 @@
 #include <atomic>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "runtime/driver.h"
 #include "runtime/engine.h"
-#include "runtime/reference.h"
+#include "runtime/check.h"
+#include "runtime/oracle.h"
 #include "model/plan.h"
 
 namespace sparsefuse::runtime {
@@ -187,22 +190,52 @@ TEST(RankEngine, RefusesCallsOutOfOrder) {
   engine.end_iteration();
 }
 
-// The reference notices a wrong aggregate.
-TEST(ReferenceAggregate, ReportsTheFirstMismatch) {
-  const model::Scenario s = tiny("topk-layerwise");
+// The oracle notices a wrong aggregate, a wrong selection on the wire and a
+// residual that does not conserve the gradient.
+TEST(Oracle, ReportsTheFirstMismatch) {
+  const model::Scenario s = tiny({{"preset", "topk-layerwise"}, {"error_feedback", "tensor"}});
   const model::ScenarioPlan planned(s);
   const policy::GradientModel& model = planned.model;
   const ModelLayout layout = ModelLayout::from(s.trace, model);
   auto comm = loopback();
   RankEngine engine(model, layout, planned.scheme(), *comm, {});
   engine.run_iteration(0);
+  ASSERT_TRUE(engine.requests().at(0).error_feedback);
+  EXPECT_EQ(Oracle(model, layout, 1, 1, 0).check(iteration_record(engine, 0)), "");
+
   std::vector<float> wrong = engine.aggregate();
   size_t first_sent = 0;
   while (wrong[first_sent] == 0.0f) ++first_sent;
   wrong[first_sent] += 1.0f;
-  ReferenceAggregate reference(model, layout, 1, 1);
-  std::string failure = reference.check(0, engine.requests(), engine.exchanges(), wrong);
-  EXPECT_NE(failure.find("iteration 0, flush #0 (allgather): tensor 0 (a) element"), std::string::npos) << failure;
+  IterationRecord record = iteration_record(engine, 0);
+  record.aggregate = wrong;
+  std::string failure = Oracle(model, layout, 1, 1, 0).check(record);
+  EXPECT_NE(failure.find(fmt::format("iteration 0, flush #0 (allgather): tensor 0 (a) element {}: got", first_sent)),
+            std::string::npos)
+      << failure;
+
+  // The first pair on the wire moved to an element the top-k does not select.
+  std::vector<int32_t> indices(engine.exchanges()[0]->gathered_indices);
+  ASSERT_GT(indices[0], 0);
+  record = iteration_record(engine, 0);
+  indices[0] -= 1;
+  while (std::binary_search(indices.begin() + 1, indices.end(), indices[0])) indices[0] -= 1;
+  record.buckets[0].indices = indices;
+  failure = Oracle(model, layout, 1, 1, 0).check(record);
+  EXPECT_NE(failure.find(fmt::format("rank 0's topk selection: tensor 0 (a) element {}: sent, the reference does not "
+                                     "select it",
+                                     indices[0])),
+            std::string::npos)
+      << failure;
+
+  std::vector<float> residual = engine.residual();
+  residual[size_t(indices[0])] = 0.0f;  // an unselected element's residual dropped
+  record = iteration_record(engine, 0);
+  record.residual = residual;
+  failure = Oracle(model, layout, 1, 1, 0).check(record);
+  EXPECT_NE(failure.find(fmt::format("rank 0: error feedback does not conserve tensor 0 (a) element {}", indices[0])),
+            std::string::npos)
+      << failure;
 }
 
 TEST(Driver, ResultFollowsTheSimulatorSchemaWithAnExecutor) {

@@ -67,7 +67,9 @@ void fill_result(const model::Scenario& s, const model::ScenarioPlan& planned, c
   r.plan = planned.scheme().describe();
   r.network = {{"model", "measured"}, {"transport", options.transport}, {"ranks", P}};
   r.provenance = s.trace.provenance_kind();
-  r.compression_costs = "measured: CPU kernels (kernels/), inline on each rank's thread";
+  r.compression_costs = options.device == "cuda"
+                            ? "measured: CUDA kernels (kernels/cuda/), on each rank's compression stream"
+                            : "measured: CPU kernels (kernels/), inline on each rank's thread";
   r.samples_per_iteration = int64_t(P) * s.batch_per_worker;
   for (double ns : totals.iteration_ns) r.iteration_ns.push_back(TimeNs(ns));
   const double per = 1e-9 / (double(P) * s.iterations);  // ns summed over ranks and iterations -> s per iteration
@@ -94,6 +96,7 @@ Json executor_description(const RankEngine& engine, int P, const RunOptions& opt
   return {{"name", "runtime-mpi"},
           {"ranks", P},
           {"transport", options.transport},
+          {"device", options.device},
           {"host", host_name()},
           {"time_scale", info.time_scale},
           {"timeout_s", double(options.timeout.count()) / 1000.0},

@@ -309,14 +309,3 @@ TEST_F(Cuda, CopyBandwidthIsPositive) {
 
 }  // namespace
 }  // namespace sparsefuse::kernels
-
-int main(int argc, char** argv) {
-  std::string reason;
-  if (!sparsefuse::kernels::cuda::device_available(&reason)) {
-    std::printf("SKIPPED: no usable CUDA device (%s); GPU tests not run.\n", reason.c_str());
-    return 0;
-  }
-  std::printf("CUDA device: %s\n", sparsefuse::kernels::cuda::device_name().c_str());
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

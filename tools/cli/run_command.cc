@@ -8,14 +8,18 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "kernels/cuda/cuda_kernels.h"
 #include "runtime/comm_thread.h"
+#include "runtime/cuda_compressor.h"
 #include "runtime/driver.h"
 #include "runtime/mpi_communicator.h"
+#include "runtime/nccl_communicator.h"
 #include "model/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
@@ -95,6 +99,32 @@ static void read_limits(const po::variables_map& vm, runtime::RunOptions& run) {
   run.timeout = std::chrono::milliseconds(std::llround(timeout * 1000));
 }
 
+// --device: "cpu" (MPI, CPU kernels) or "cuda" (NCCL, CUDA kernels), which
+// needs a usable CUDA device on this host. Sets RUN's device, transport and
+// compressor; returns the bad-input problem, if any (the run then starts on
+// MPI only to refuse on every rank).
+static std::optional<InputError> read_device(const po::variables_map& vm, bool under_mpirun, int rank,
+                                             runtime::RunOptions& run) {
+  run.device = vm["device"].as<std::string>();
+  if (run.device != "cpu" && run.device != "cuda") {
+    return InputError("--device", "", fmt::format("expected cpu or cuda, got \"{}\"", run.device));
+  }
+  std::string reason;
+  if (run.device == "cuda" && !kernels::cuda::device_available(&reason)) {
+    return InputError("--device", "", fmt::format("expected a usable CUDA device for cuda, found none ({})", reason));
+  }
+  if (run.device == "cuda") {
+    run.transport = "nccl";
+    const int device = runtime::NcclCommunicator::device_for(rank);
+    run.make_compressor = [device](const runtime::ModelLayout& layout) {
+      return std::make_unique<runtime::CudaCompressor>(layout, device);
+    };
+  } else {
+    run.transport = under_mpirun ? "mpi" : "loopback";
+  }
+  return std::nullopt;
+}
+
 int run_runtime(const Args& args) {
   po::options_description options("sparsefuse run options");
   options.add_options()
@@ -105,13 +135,15 @@ int run_runtime(const Args& args) {
        "multiply the trace's forward, backward and optimizer times by X (> 0) when replaying them")
       ("check", "every rank recomputes the exact averaged gradient of every iteration and fails on a mismatch")
       ("timeout", po::value<double>()->default_value(60.0),
-       "seconds to wait for any one collective before the run fails (dead or hung peer)");
+       "seconds to wait for any one collective before the run fails (dead or hung peer)")
+      ("device", po::value<std::string>()->default_value("cpu"),
+       "cpu: CPU kernels, MPI collectives; cuda: CUDA kernels, NCCL collectives (needs a GPU)");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
   if (!parse_command_line(args,
                           "usage: mpirun -np P sparsefuse run SCENARIO.json [--set KEY=VALUE]... [--out DIR] "
-                          "[--time-scale X] [--check] [--timeout S]\n\n"
+                          "[--time-scale X] [--check] [--timeout S] [--device cpu|cuda]\n\n"
                           "Executes the scenario's scheme with P real workers (MPI ranks; without mpirun, one\n"
                           "worker in this process). The scenario's \"workers\" must equal P (else exit 2; use\n"
                           "--set workers=P). Schemes the runtime cannot execute (coordinated, forward-gated,\n"
@@ -123,10 +155,14 @@ int run_runtime(const Args& args) {
   const int ranks = env_int("OMPI_COMM_WORLD_SIZE", 1), rank = env_int("OMPI_COMM_WORLD_RANK", 0);
   runtime::RunOptions run;
   run.check = vm.count("check") > 0;
-  run.transport = under_mpirun ? "mpi" : "loopback";
-  runtime::CommThread::Factory factory = [under_mpirun]() -> std::unique_ptr<runtime::Communicator> {
-    if (under_mpirun) return std::make_unique<runtime::MpiCommunicator>();
-    return std::make_unique<runtime::LoopbackCommunicator>();
+  const std::optional<InputError> bad_device = read_device(vm, under_mpirun, rank, run);
+  const bool nccl = !bad_device && run.device == "cuda";
+  runtime::CommThread::Factory factory = [under_mpirun, nccl]() -> std::unique_ptr<runtime::Communicator> {
+    std::unique_ptr<runtime::Communicator> host;
+    if (under_mpirun) host = std::make_unique<runtime::MpiCommunicator>();
+    else host = std::make_unique<runtime::LoopbackCommunicator>();
+    if (nccl) return std::make_unique<runtime::NcclCommunicator>(std::move(host));
+    return host;
   };
   std::unique_ptr<runtime::CommThread> comm;
   try {
@@ -134,6 +170,7 @@ int run_runtime(const Args& args) {
   } catch (const std::exception& e) {
     die(rank, e.what());
   }
+  if (bad_device) return refuse_on_every_rank(*comm, *bad_device, kInputTimeout);
   if (comm->size() != ranks) die(rank, fmt::format("MPI reports {} ranks, mpirun's environment {}", comm->size(), ranks));
   model::Scenario scenario;
   std::unique_ptr<model::ScenarioPlan> planned;

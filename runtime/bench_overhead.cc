@@ -1,0 +1,177 @@
+// The runtime's dense path against raw MPI_Allreduce of the same bytes, on
+// the same ranks (mpirun -np P bench_overhead [--sizes N,N,...] [--reps R]).
+// A benchmark, not a test: it prints the figures, it asserts nothing.
+//
+// runtime: one dense allreduce bucket of N floats as the engine runs it —
+//   the payload built from the gradient (fill_payload), the collective
+//   handed to the communication thread (CommThread, MpiCommunicator), the
+//   main thread waiting for it (wait_for) and averaging it into the
+//   aggregate (apply_result); timed on the main thread.
+// raw: MPI_Allreduce(MPI_IN_PLACE, N floats, MPI_SUM) called directly on the
+//   thread that initialised MPI (the communication thread: MPI is FUNNELED),
+//   timed around the call alone.
+// Both start after a barrier; they alternate repetition by repetition (so
+// drift in the machine's load hits both alike); each repetition's time is the
+// slowest rank's; the figure is the median over R repetitions after R/5
+// warm-up ones. overhead = runtime / raw - 1.
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "kernels/synthetic.h"
+#include "runtime/comm_thread.h"
+#include "runtime/exchange.h"
+#include "runtime/mpi_communicator.h"
+
+namespace sparsefuse::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr std::chrono::milliseconds kTimeout{120'000};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// This rank's seconds: {total, building the payload, the collective on the
+// communication thread, averaging into the aggregate}.
+struct RuntimeTimes {
+  double total = 0, payload = 0, collective = 0, average = 0;
+};
+
+RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, const policy::Bucket& bucket,
+                          const std::vector<float>& gradient, std::vector<float>& aggregate) {
+  comm.submit([](Communicator& c) { c.barrier(); }, "barrier");
+  comm.drain(kTimeout);
+  const auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  const auto start = Clock::now();
+  BucketExchange x;
+  x.bucket = bucket;
+  x.segments = bucket_segments(bucket, layout, {-1}, {});
+  fill_payload(x, layout, gradient.data(), {});
+  const auto packed = Clock::now();
+  Clock::time_point began, ended;
+  const uint64_t ticket = comm.submit(
+      [&](Communicator& c) {
+        began = Clock::now();
+        run_collective(x, c);
+        ended = Clock::now();
+      },
+      "runtime allreduce");
+  comm.wait_for(ticket, kTimeout);
+  const auto received = Clock::now();
+  std::vector<float> scratch;
+  apply_result(x, layout, comm.size(), aggregate.data(), scratch);
+  const auto done = Clock::now();
+  return {seconds(start, done), seconds(start, packed), seconds(began, ended), seconds(received, done)};
+}
+
+double raw_path(CommThread& comm, std::vector<float>& buffer) {
+  double seconds = 0;
+  comm.submit(
+      [&](Communicator&) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const auto start = Clock::now();
+        MPI_Allreduce(MPI_IN_PLACE, buffer.data(), int(buffer.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      },
+      "raw MPI_Allreduce");
+  comm.drain(kTimeout);
+  return seconds;
+}
+
+// Medians: the slowest rank's time of each path, and this rank's parts of the runtime's.
+struct Figures {
+  double runtime = 0, raw = 0, payload = 0, collective = 0, average = 0;
+};
+
+Figures measure(CommThread& comm, int64_t n, int reps) {
+  const ModelLayout layout{{0, n}, {{n}}};
+  policy::Bucket bucket;
+  bucket.first_tensor = 0, bucket.end_tensor = 1, bucket.elements = n;
+  bucket.collective = Collective::kAllreduce;
+  const std::vector<float> gradient = kernels::gaussian_gradient(n, 7 + uint64_t(comm.rank()), 1.0);
+  std::vector<float> aggregate(static_cast<size_t>(n)), buffer = gradient;
+  std::vector<double> runtime, raw, payload, collective, average;
+  const int warmup = std::max(1, reps / 5);
+  for (int i = 0; i < warmup + reps; ++i) {
+    RuntimeTimes a;
+    double b;
+    if (i % 2) {
+      a = runtime_path(comm, layout, bucket, gradient, aggregate);
+      b = raw_path(comm, buffer);
+    } else {
+      b = raw_path(comm, buffer);
+      a = runtime_path(comm, layout, bucket, gradient, aggregate);
+    }
+    if (i < warmup) continue;
+    runtime.push_back(a.total);
+    payload.push_back(a.payload);
+    collective.push_back(a.collective);
+    average.push_back(a.average);
+    raw.push_back(b);
+  }
+  comm.submit(
+      [&](Communicator& c) {
+        c.allreduce_max(runtime.data(), int64_t(runtime.size()));
+        c.allreduce_max(raw.data(), int64_t(raw.size()));
+      },
+      "the slowest rank's times");
+  comm.drain(kTimeout);
+  return {median(runtime), median(raw), median(payload), median(collective), median(average)};
+}
+
+int main_impl(int argc, char** argv) {
+  std::vector<int64_t> sizes = {262144, 4194304, 16777216};  // floats: 1, 16, 64 MiB
+  int reps = 30;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--reps") {
+      reps = std::atoi(argv[i + 1]);
+    } else if (flag == "--sizes") {
+      sizes.clear();
+      for (const char* p = argv[i + 1]; *p;) {
+        char* end = nullptr;
+        sizes.push_back(std::strtoll(p, &end, 10));
+        p = *end ? end + 1 : end;
+      }
+    } else {
+      std::fprintf(stderr, "usage: mpirun -np P bench_overhead [--sizes N,N,...] [--reps R]\n");
+      return 2;
+    }
+  }
+  if (reps < 1 || sizes.empty() || *std::min_element(sizes.begin(), sizes.end()) < 1) {
+    std::fprintf(stderr, "bench_overhead: --reps and every size must be >= 1\n");
+    return 2;
+  }
+  CommThread comm([] { return std::make_unique<MpiCommunicator>(); });
+  if (comm.rank() == 0) {
+    std::printf("# %d ranks; median of %d repetitions (slowest rank each), %s\n", comm.size(), reps,
+                MpiCommunicator::library_version().c_str());
+    std::printf("# runtime = payload + collective (on the communication thread) + average + hand-offs (rank 0's parts)\n");
+    std::printf("%10s %10s %11s %13s %10s %12s %10s %9s\n", "floats", "bytes", "raw (us)", "runtime (us)", "overhead",
+                "payload", "collective", "average");
+  }
+  for (int64_t n : sizes) {
+    const Figures f = measure(comm, n, reps);
+    if (comm.rank() == 0) {
+      std::printf("%10lld %10lld %11.1f %13.1f %9.1f%% %12.1f %10.1f %9.1f\n", (long long)n, (long long)(4 * n),
+                  f.raw * 1e6, f.runtime * 1e6, (f.runtime / f.raw - 1) * 100, f.payload * 1e6, f.collective * 1e6,
+                  f.average * 1e6);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace sparsefuse::runtime
+
+int main(int argc, char** argv) { return sparsefuse::runtime::main_impl(argc, argv); }

@@ -1,0 +1,100 @@
+// GPU tests of the runtime's CUDA backend (tag gpu; main() from
+// //kernels:gpu_test_main prints SKIPPED and exits 77 without a device):
+//  - every kernel path of CudaCompressor (top-k, fused EF top-k, random-k,
+//    ADTopk, DGC, Gaussiank, RedSync, SIDCo; with and without error feedback
+//    and fixed-k alignment) against the CPU Compressor over three iterations
+//    with carried residuals: exact methods select the same indices and values
+//    and leave the same residual bit for bit; threshold methods' selections are
+//    threshold sets of the same accumulated values (their thresholds may
+//    differ from the CPU's in the last bits) and conserve the gradient;
+//  - whole runs over NcclCommunicator on one rank (NCCL works on one GPU)
+//    with CudaCompressor and --check's oracle, for dense, top-k, equal-slice,
+//    ADTopk and threshold presets.
+#include <gtest/gtest.h>
+
+#include "kernels/synthetic.h"
+#include "model/plan.h"
+#include "runtime/cuda_compressor.h"
+#include "runtime/driver.h"
+#include "runtime/nccl_communicator.h"
+#include "runtime/oracle_select.h"
+
+namespace sparsefuse::runtime {
+namespace {
+
+using policy::Sparsifier;
+
+policy::CompressionRequest request(Sparsifier s, bool ef, bool align) {
+  policy::CompressionRequest r;
+  r.first_tensor = 0, r.end_tensor = 2, r.elements = 6000 + 4000;
+  r.sparsifier = s, r.density = 0.01, r.expected_count = 100;
+  r.error_feedback = ef, r.align_to_expected = align;
+  return r;
+}
+
+TEST(CudaCompressor, EveryKernelPathAgainstTheCpu) {
+  const ModelLayout layout{{0, 6000, 10000}, {{60, 100}, {4000}}};
+  for (Sparsifier s : {Sparsifier::kTopk, Sparsifier::kRandomk, Sparsifier::kAdtopk, Sparsifier::kDgc,
+                       Sparsifier::kGaussiank, Sparsifier::kRedsync, Sparsifier::kSidco}) {
+    const bool exact = s == Sparsifier::kTopk || s == Sparsifier::kRandomk || s == Sparsifier::kAdtopk;
+    for (bool ef : {false, true}) {
+      for (bool align : exact ? std::vector<bool>{false} : std::vector<bool>{false, true}) {
+        SCOPED_TRACE(policy::sparsifier_name(s) + (ef ? " ef" : "") + (align ? " aligned" : ""));
+        const policy::CompressionRequest r = request(s, ef, align);
+        Compressor cpu(layout);
+        CudaCompressor gpu(layout, 0);
+        std::vector<float> cpu_residual(10000, 0.0f), gpu_residual(10000, 0.0f);
+        for (int it = 0; it < 3; ++it) {
+          const std::vector<float> grad = kernels::gaussian_gradient(10000, 11 + uint64_t(it), 1e-3);
+          std::vector<float> acc(10000);
+          for (size_t i = 0; i < acc.size(); ++i) acc[i] = ef ? gpu_residual[i] + grad[i] : grad[i];
+          const std::vector<float> old = gpu_residual;
+          const kernels::Selection want = cpu.compress(r, grad.data(), cpu_residual.data(), {1, 0, it});
+          const kernels::Selection got = gpu.compress(r, grad.data(), gpu_residual.data(), {1, 0, it});
+          EXPECT_GE(gpu.last_compression_ms(), 0.0f);
+          for (size_t j = 0; j < got.indices.size(); ++j) EXPECT_EQ(got.values[j], acc[size_t(got.indices[j])]);
+          if (exact) {
+            EXPECT_EQ(got.indices, want.indices);
+            EXPECT_EQ(got.values, want.values);
+            EXPECT_EQ(gpu_residual, cpu_residual);
+            continue;
+          }
+          using oracle::ThresholdRule;
+          const ThresholdRule rule = align ? (s == Sparsifier::kDgc ? ThresholdRule::kCountOnly : ThresholdRule::kTopSet)
+                                           : (s == Sparsifier::kDgc ? ThresholdRule::kPrefix : ThresholdRule::kExactSet);
+          EXPECT_EQ(oracle::check_threshold_selection(rule, acc.data(), 10000, 100, got.indices), "");
+          if (!ef) continue;
+          std::vector<float> sent(10000, 0.0f);
+          for (size_t j = 0; j < got.indices.size(); ++j) sent[size_t(got.indices[j])] = got.values[j];
+          for (size_t i = 0; i < sent.size(); ++i) ASSERT_EQ(sent[i] + gpu_residual[i], grad[i] + old[i]) << i;
+          cpu_residual = gpu_residual;  // the threshold may differ in its last bits: go on from the GPU's state
+        }
+      }
+    }
+  }
+}
+
+TEST(NcclRuntime, OneRankRunsPassTheOracle) {
+  for (const char* preset : {"wfbp", "topk-layerwise", "fgbuff", "ssfusion", "adtopk", "safusion"}) {
+    SCOPED_TRACE(preset);
+    Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
+                {"workers", 1},
+                {"warmup_iterations", 1},
+                {"iterations", 2},
+                {"scheme", preset},
+                {"compression", {{"density", 0.1}}}};
+    const model::Scenario s = model::parse_scenario(doc, "tiny.json");
+    CommThread comm([] { return std::make_unique<NcclCommunicator>(std::make_unique<LoopbackCommunicator>()); });
+    RunOptions options;
+    options.check = true;
+    options.transport = "nccl";
+    options.device = "cuda";
+    options.make_compressor = [](const ModelLayout& layout) { return std::make_unique<CudaCompressor>(layout, 0); };
+    const RunOutcome outcome = run_scenario(s, *plan_for_runtime(s, 1), comm, options);
+    EXPECT_EQ(outcome.check_failure, "");
+    EXPECT_EQ(outcome.executor["device"], "cuda");
+  }
+}
+
+}  // namespace
+}  // namespace sparsefuse::runtime

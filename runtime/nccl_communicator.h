@@ -1,0 +1,69 @@
+// Communicator over NCCL on CUDA devices (`sparsefuse run --device cuda`).
+// A host communicator (MpiCommunicator under mpirun, LoopbackCommunicator for
+// one rank alone) starts it and carries the small host-side collectives (the
+// int64 counts and fingerprints, the double statistics, barriers): rank 0's
+// ncclGetUniqueId reaches every rank through the host communicator's
+// allgather (MPI_Allgather under mpirun), then ncclCommInitRank. The fp32
+// collectives run in NCCL on the communication stream over device buffers
+// (grown, never shrunk): the payload is copied in, reduced or gathered, and
+// copied back before the call returns (the Communicator interface is
+// host-pointer based). allgatherv is one NCCL group of per-rank broadcasts
+// (values, then indices). Each device collective is timed with CUDA events
+// around the NCCL call alone (last_collective_ms). Used from one thread only,
+// like every communicator (CommThread).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <memory>
+#include <string>
+
+#include "kernels/cuda/cuda_kernels.h"
+#include "runtime/communicator.h"
+
+namespace sparsefuse::runtime {
+
+class NcclCommunicator : public Communicator {
+ public:
+  // Takes over HOST (already started) and uses device_for(rank). Throws
+  // kernels::cuda::CudaError or std::runtime_error (naming the NCCL call).
+  explicit NcclCommunicator(std::unique_ptr<Communicator> host);
+  ~NcclCommunicator() override;
+  NcclCommunicator(const NcclCommunicator&) = delete;
+  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+
+  int rank() const override { return host_->rank(); }
+  int size() const override { return host_->size(); }
+  void allreduce_sum(float* data, int64_t n) override;
+  void reduce_scatter_sum(const float* in, float* out, int64_t n) override;
+  void allreduce_sum(double* data, int64_t n) override { host_->allreduce_sum(data, n); }
+  void allreduce_max(double* data, int64_t n) override { host_->allreduce_max(data, n); }
+  std::vector<int64_t> allgather(const int64_t* mine, int n) override { return host_->allgather(mine, n); }
+  void allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts, float* all_values,
+                  int32_t* all_indices) override;
+  void barrier() override { host_->barrier(); }
+
+  int device() const { return device_; }
+  // The device rank RANK uses: local_rank % devices, local_rank being
+  // OMPI_COMM_WORLD_LOCAL_RANK (else RANK). Throws CudaError without a device.
+  static int device_for(int rank);
+  // Milliseconds between the CUDA events around the last NCCL collective.
+  float last_collective_ms() const { return last_ms_; }
+  static std::string nccl_version();
+
+ private:
+  void begin_timing();
+  void end_timing();  // synchronises the stream
+
+  std::unique_ptr<Communicator> host_;
+  int device_ = 0;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  float last_ms_ = 0.0f;
+  kernels::cuda::DeviceBuffer<float> send_, receive_;
+  kernels::cuda::DeviceBuffer<int32_t> send_indices_, receive_indices_;
+};
+
+}  // namespace sparsefuse::runtime
