@@ -88,39 +88,42 @@ def write_traces():
 
 def nccl_cases():
     """nccl-tests (and torch-level) allreduce tables: checks of the NCCL model on matching topologies."""
-    NCCL_CHECK = 'nothing yet: checks the nccl model as it stands'
+    NCCL_CHECK = 'nothing: checks the nccl model as it stands'
     dgx = {'preset': 'dgx-h200-ib400'}
+    # A100 and V100 NVSwitch/NVLink have no multicast (NVLS needs Hopper's NVSwitch); AWS nodes use EFA.
+    no_nvls = {'nvls': False}
+    efa = {'transport': {'kind': 'efa'}}
     # 1 node x 8 H100 (NVLink4/NVSwitch = the dgx preset's node)
     h = refs['nccl_allreduce_dgx_h100_1node_default_algo']
     coll_case('nccl_h100_1node_8gpu', h['id'], 'nccl-tests', 8,
               [{'bytes': v['size_B'], 'measured_us': v['oop_time_us']} for v in h['values']],
               scenario('nccl_h100_1node_8gpu', '1 node x 8 H100, NVLink4 + NVSwitch (dgx-h200-ib400 node), one allreduce', dgx, workers=8),
-              NCCL_CHECK, 'NCCL default algorithm: NVLS from a few MiB (not modelled)')
+              'NVLS (kNvlsEfficiency, kNvlsLatencyUs: fitted on this table at >= 4 MiB)', 'NCCL default algorithm: NVLS from a few MiB')
     # 1 node x 8 H200: busbw -> time = size / (busbw * n / (2(n-1)))
     r = refs['nccl_allreduce_8xh200_1node_nccltests_vs_torch']
     coll_case('nccl_h200_1node_8gpu', r['id'], 'nccl-tests', 8,
               [{'bytes': v['size_B'], 'measured_us': round(v['size_B'] / (v['busbw_nccltests'] * 8 / 14) / 1e3, 3)} for v in r['values']],
               scenario('nccl_h200_1node_8gpu', '1 node x 8 H200, NVLink4 + NVSwitch, one allreduce', dgx, workers=8),
-              NCCL_CHECK, 'time from busbw (nccl-tests column) as size / (busbw * 8/14); NVLS from 2 MiB')
+              'nothing: held out from the NVLS fit (same NVLink4 NVSwitch node as the H100 table)', 'time from busbw (nccl-tests column) as size / (busbw * 8/14); NVLS from 2 MiB')
     two = [('nccl_a100_p4de_2node_efa400', 'nccl_allreduce_2node_aws_p4de_a100_efa400', 16,
-            {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 2400}, 'nic': {'per_node': 4, 'bandwidth_gbps': 100}},
+            {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 2400, **no_nvls}, 'nic': {'per_node': 4, 'bandwidth_gbps': 100, **efa}},
             '2 x p4de: 8 A100 (NVLink3 300 GB/s per direction) + 4 x 100 Gb/s EFA per node', 'NCCL tree puts half the traffic on NVLink at 2 nodes'),
            ('nccl_h100_p5_2node_efa3200', 'nccl_allreduce_2node_aws_p5_h100_efa3200', 16,
-            {'preset': 'dgx-h200-ib400', 'nic': {'per_node': 8, 'bandwidth_gbps': 400}},
+            {'preset': 'dgx-h200-ib400', 'nic': {'per_node': 8, 'bandwidth_gbps': 400, **efa}},
             '2 x p5: 8 H100 + 32 x 100 Gb/s EFA per node (as 8 x 400 Gb/s, one per GPU)', 'NVLSTree/Tree at 2 nodes; EFA transport'),
            ('nccl_h100_a3mega_2node_tcpxo', 'nccl_allreduce_2node_gcp_a3mega_h100', 16,
             {'preset': 'dgx-h200-ib400', 'nic': {'per_node': 8, 'bandwidth_gbps': 200}},
-            '2 x GCP A3 Mega: 8 H100 + 8 x 200 Gb/s GPUDirect-TCPXO NICs per node', 'TCP-offload transport (not modelled)')]
+            '2 x GCP A3 Mega: 8 H100 + 8 x 200 Gb/s GPUDirect-TCPXO NICs per node', 'TCP-offload transport (a NIC-offloaded plugin, not kernel sockets): modelled with the default rdma transport')]
     for cid, mid, workers, topo, desc, note in two:
         coll_case(cid, mid, 'nccl-tests', workers, [{'bytes': v['size_B'], 'measured_us': v['oop_time_us']} for v in refs[mid]['values']],
                   scenario(cid, desc + ', one allreduce', topo, workers=workers), NCCL_CHECK, note)
     r = refs['nccl_allreduce_3node_a100_4xhdr200_partial']
     coll_case('nccl_a100_3node_hdr200x4', r['id'], 'nccl-tests', 24, [{'bytes': v['size_B'], 'measured_us': v['time_us']} for v in r['values']],
               scenario('nccl_a100_3node_hdr200x4', '3 nodes x 8 A100-SXM4 + 4 x 200 Gb/s HDR IB per node, one allreduce',
-                       {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 2400}, 'nic': {'per_node': 4, 'bandwidth_gbps': 200}}, workers=24),
-              NCCL_CHECK, 'three sizes near 128 MB (linear step sweep)')
+                       {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 2400, **no_nvls}, 'nic': {'per_node': 4, 'bandwidth_gbps': 200}}, workers=24),
+              'the rdma transport efficiency (0.96 = measured bus bandwidth over the NICs\' line rate)', 'three sizes near 128 MB (linear step sweep)')
     r = refs['nccl_allreduce_p3dn_v100_efa_small_msg_latency_2_4_8_nodes']
-    topo = {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 1200}, 'nic': {'per_node': 1, 'bandwidth_gbps': 100}}
+    topo = {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 1200, **no_nvls}, 'nic': {'per_node': 1, 'bandwidth_gbps': 100, **efa}}
     scen = scenario('nccl_v100_p3dn_efa100', 'p3dn: 8 V100 (NVLink2 hybrid cube-mesh, approximated as a 150 GB/s-per-direction switch) + 1 x 100 Gb/s EFA per node, one allreduce', topo, workers=16)
     for n in (2, 4, 8):
         coll_case(f'nccl_v100_p3dn_efa100_{n}node', r['id'], 'nccl-tests', 8 * n,
@@ -130,8 +133,8 @@ def nccl_cases():
     coll_case('torch_b200_4node_efa', r['id'], 'nccl-tests', 32,
               [{'bytes': v['size_B'], 'measured_us': round(v['size_B'] / (v['busbw'] * 32 / 62) / 1e3, 3)} for v in r['values']],
               scenario('torch_b200_4node_efa', '4 nodes x 8 B200 (NVLink5 900 GB/s per direction) + 8 x 400 Gb/s EFA per node, one allreduce',
-                       {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 7200}}, workers=32),
-              NCCL_CHECK, 'torch.distributed all_reduce timing, not nccl-tests; time from busbw as size / (busbw * 32/62)')
+                       {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 7200}, 'nic': efa}, workers=32),
+              'the efa transport efficiency (0.94: bus bandwidth at >= 1 GiB over the NICs\' line rate)', 'torch.distributed all_reduce timing, not nccl-tests; time from busbw as size / (busbw * 32/62)')
 
 
 def osu_cases():
