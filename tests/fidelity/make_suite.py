@@ -188,7 +188,8 @@ def dle_and_horovod_cases():
     d = refs['dle_resnet50v15_pytorch_throughput']
     one = {x['system'] + str(x['gpus']): x for x in d['values']}
     eff = one['DGX-1 V100 16GB8']['fp32'] / (8 * one['DGX-1 V100 16GB1']['fp32'])
-    dgx1 = {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 1200}, 'nic': {'per_node': 4, 'bandwidth_gbps': 100}}
+    # V100 NVLink has no NVSwitch multicast (no NVLS).
+    dgx1 = {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 1200, 'nvls': False}, 'nic': {'per_node': 4, 'bandwidth_gbps': 100}}
     compute = {'variability': {'node_speed_factors': [V100]}}
     s = scenario('dle_resnet50_dgx1v_fp32', 'DGX-1 V100 16GB, ResNet-50 FP32 batch 112, DDP; NVLink cube-mesh approximated as a 150 GB/s-per-direction switch; V100 compute at 15.7 TFLOP/s x 0.5 against the trace\'s 100 (node_speed_factors)',
                  dgx1, None, 'resnet50', 112, compute, workers=8)
@@ -201,14 +202,15 @@ def dle_and_horovod_cases():
     s = scenario('dle_bert_large_squad_dgx1v_fp32', 'DGX-1 V100 16GB, BERT-large SQuAD fine-tuning FP32 batch 4 seq 384, DDP; compute as for ResNet-50', dgx1, None, 'bert-large', 4, compute, workers=8)
     scaling_case('dle_bert_large_squad_dgx1v_fp32', 'dle_bert_large_pytorch_v100_throughput', 'scaling_efficiency', s, bert_points(bert['finetune_squad_seq384_DGX1_16G']),
                  'n-GPU throughput / (n x 1-GPU throughput), FP32 batch 4, no gradient accumulation')
-    dgx2 = {'preset': 'dgx-h200-ib400', 'gpus_per_node': 16, 'intra': {'bandwidth_gbps': 1200}}
+    dgx2 = {'preset': 'dgx-h200-ib400', 'gpus_per_node': 16, 'intra': {'bandwidth_gbps': 1200, 'nvls': False}}
     s = scenario('dle_bert_large_squad_dgx2_fp32', 'DGX-2 (16 V100 on NVSwitch, 150 GB/s per direction), BERT-large SQuAD FP32 batch 4, DDP', dgx2, None, 'bert-large', 4, compute, workers=16)
     scaling_case('dle_bert_large_squad_dgx2_fp32', 'dle_bert_large_pytorch_v100_throughput', 'scaling_efficiency', s, bert_points(bert['finetune_squad_seq384_DGX2']),
                  'n-GPU throughput / (n x 1-GPU throughput), FP32 batch 4')
     hv = refs['horovod_512gpu_scaling_efficiency']
     P100 = 9.3 * 0.5 / 100
-    s = scenario('horovod_vgg16_512gpu_25gbe', '128 servers x 4 Pascal GPUs (P100 PCIe: 9.3 TFLOP/s x 0.5), PCIe Gen3 inside, one 25 Gb/s NIC per server; VGG-16 batch 64, Horovod',
-                 {'preset': 'ethernet-25g', 'gpus_per_node': 4, 'intra': {'kind': 'pcie', 'bandwidth_gbps': 126}}, None, 'vgg16', 64,
+    # The Horovod paper's servers are joined by RoCE-capable 25 Gb/s Ethernet: RDMA, not kernel TCP.
+    s = scenario('horovod_vgg16_512gpu_25gbe', '128 servers x 4 Pascal GPUs (P100 PCIe: 9.3 TFLOP/s x 0.5), PCIe Gen3 inside, one 25 Gb/s RoCE NIC per server; VGG-16 batch 64, Horovod',
+                 {'preset': 'ethernet-25g', 'gpus_per_node': 4, 'intra': {'kind': 'pcie', 'bandwidth_gbps': 126}, 'nic': {'transport': {'kind': 'rdma'}}}, None, 'vgg16', 64,
                  {'variability': {'node_speed_factors': [P100]}}, workers=512)
     scaling_case('horovod_vgg16_512gpu_25gbe', hv['id'], 'scaling_efficiency', s,
                  [{'scheme': 'horovod', 'workers': 512, 'measured': [x for x in hv['values'] if x['model'] == 'VGG-16'][0]['scaling_efficiency']}],
