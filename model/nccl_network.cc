@@ -9,7 +9,7 @@
 namespace sparsefuse::model {
 
 
-netmodel::NcclTopology nccl_topology(const netmodel::TopologyConfig& t, int channels) {
+netmodel::NcclTopology nccl_topology(const netmodel::TopologyConfig& t, int channels, netmodel::RingOrder order) {
   netmodel::NcclTopology n;
   n.nodes = t.nodes;
   n.gpus_per_node = t.gpus_per_node;
@@ -17,9 +17,18 @@ netmodel::NcclTopology nccl_topology(const netmodel::TopologyConfig& t, int chan
   n.intra = nvswitch ? netmodel::IntraLink::kNVLink : netmodel::IntraLink::kPCI;
   n.channels = channels > 0 ? channels : (nvswitch && t.gpus_per_node > 1 ? 16 : 2);
   n.bw_intra_gbs = std::min(20.6, t.intra_gbps / 8.0 / n.channels);
-  const double nic_per_gpu_gbs = t.nic_gbps / 8.0 * t.nics_per_node / t.gpus_per_node;
-  n.bw_inter_gbs = nic_per_gpu_gbs / n.channels;
-  n.node_nic_gbs = t.nic_gbps / 8.0 * t.nics_per_node;  // the time's bottleneck, not the tuner's
+  // NCCL's tuner sees the line rate; the time is bounded by what the transport achieves.
+  n.bw_inter_gbs = t.nic_gbps / 8.0 * t.nics_per_node / n.channels;
+  const double achieved = t.transport.achievable_gbps(t.nic_gbps) / t.nic_gbps;
+  n.node_nic_gbs = t.nic_gbps / 8.0 * t.nics_per_node * achieved;
+  n.latency_inter_us = t.transport.message_latency_us;
+  n.nvls = nvswitch && t.intra_nvls;
+  n.nvls_bandwidth_gbs = netmodel::kNvlsEfficiency * t.intra_gbps / 8.0;
+  if (t.ranks() > 1) {
+    const netmodel::Topology routed(t);
+    n.ring_bus_gbs =
+        netmodel::ring_bottleneck(routed, netmodel::channel_rings(routed, n.channels, order), achieved).bus_bandwidth_gbs;
+  }
   return n;
 }
 
@@ -33,7 +42,9 @@ static netmodel::Restriction restriction_of(const NetworkConfig& config) {
 
 NcclNetwork::NcclNetwork(const NetworkConfig& config, const netmodel::TopologyConfig& topology)
     : config_(config), topology_(topology), restriction_(restriction_of(config)),
-      model_(nccl_topology(topology, config.nccl_channels), restriction_) {}
+      model_(nccl_topology(topology, config.nccl_channels,
+                           config.ring_order == "rank" ? netmodel::RingOrder::kRank : netmodel::RingOrder::kTopology),
+             restriction_) {}
 
 // NCCL predicts latency + bytes / bandwidth; we charge the bandwidth of the
 // channels a small message actually uses (reduced_time_us).
@@ -87,6 +98,8 @@ Json NcclNetwork::describe() const {
             {"topology", topology_.to_json()},
             {"nccl", {{"nodes", t.nodes}, {"gpus_per_node", t.gpus_per_node}, {"channels", t.channels},
                       {"bw_intra_gbs_per_channel", t.bw_intra_gbs}, {"bw_inter_gbs_per_channel", t.bw_inter_gbs},
+                      {"ring_order", config_.ring_order}, {"routed_ring_bus_gbs", t.ring_bus_gbs},
+                      {"node_nic_gbs", t.node_nic_gbs}, {"nvls", t.nvls},
                       {"hierarchical_allreduce", config_.hierarchical_allreduce}}}};
   // What NCCL would pick at a few sizes, so a reader can see the regime switches.
   Json picks = Json::array();

@@ -10,6 +10,7 @@
 
 #include "model/netmodel/calibrated.h"
 #include "model/netmodel/nccl_model.h"
+#include "model/netmodel/rings.h"
 #include "model/netmodel/topology.h"
 #include "model/network.h"
 
@@ -20,8 +21,12 @@ namespace sparsefuse::model {
 // NVSwitch nodes (NCCL's usual count on Hopper) and 2 otherwise; per channel,
 // the intra-node bandwidth is the GPU's switch link shared by the channels
 // (at most 20.6 GB/s, NCCL's SM90 NVLink figure) and the inter-node bandwidth
-// is the GPU's share of its node's NICs.
-netmodel::NcclTopology nccl_topology(const netmodel::TopologyConfig& topology, int channels);
+// is the node's NICs shared by the channels (each channel's ring crosses a
+// node boundary once). Plus what bounds the time: the node's NICs (tree), the
+// bus bandwidth of the CHANNELS rings in ORDER routed over the topology
+// (ring), and NVLS on a multicast NVSwitch.
+netmodel::NcclTopology nccl_topology(const netmodel::TopologyConfig& topology, int channels,
+                                     netmodel::RingOrder order = netmodel::RingOrder::kTopology);
 
 class NcclNetwork : public NetworkModel {
  public:

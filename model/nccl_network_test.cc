@@ -17,6 +17,7 @@ netmodel::TopologyConfig two_pcie_nodes_one_10g_nic() {
   t.intra_gbps = 96;  // 12 GB/s per GPU
   t.nics_per_node = 1;
   t.nic_gbps = 10;    // 1.25 GB/s per node, shared by its 4 GPUs
+  t.transport.efficiency = 1;  // the whole line rate, for round numbers
   return t;
 }
 
@@ -65,6 +66,62 @@ TEST(NcclNetworkBottleneck, FastNicLeavesNcclEstimateAlone) {
   auto e = tuner.estimate(Collective::kAllreduce, m);
   CollectiveCost c = net.collective_cost(Collective::kAllreduce, int64_t(m));
   EXPECT_NEAR(double(c.total()), e.reduced_time_us * 1e3, 2.0);
+}
+
+
+TEST(NcclNetworkBottleneck, RingThroughSharedNicsBeyondTwoNodes) {
+  // 3 nodes x 8 NVSwitch GPUs, one 100 Gb/s NIC per node (12.5 GB/s). NCCL's
+  // rings cross each node boundary once per channel, so the ring's bus
+  // bandwidth is the node's NIC: 256 MiB per rank takes 2 x 23/24 x
+  // 268435456 / 12.5 ns = 41.16 ms (+ latencies). Giving each GPU an eighth
+  // of the NIC would make it 8 x slower.
+  netmodel::TopologyConfig t = two_pcie_nodes_one_10g_nic();
+  t.nodes = 3;
+  t.gpus_per_node = 8;
+  t.intra = netmodel::IntraKind::kNVSwitch;
+  t.intra_gbps = 2400;
+  t.nic_gbps = 100;
+  NetworkConfig config;
+  config.model = "nccl";
+  config.nccl_algo = "ring";
+  NcclNetwork net(config, t);
+  const int64_t m = 256ll << 20;
+  const double bound_ns = 2.0 * 23.0 / 24.0 * double(m) / 12.5;
+  CollectiveCost c = net.collective_cost(Collective::kAllreduce, m);
+  EXPECT_GE(double(c.transfer_ns), bound_ns * 0.999);
+  EXPECT_LE(double(c.total()), bound_ns * 1.01);
+}
+
+TEST(NcclNetworkBottleneck, PlacementAndOversubscriptionWhereRingsFeelThem) {
+  const int64_t m = 64ll << 20;
+  NetworkConfig config;
+  config.model = "nccl";
+  config.nccl_algo = "ring";
+  auto ring_ns = [&](const netmodel::TopologyConfig& t, const char* order) {
+    NetworkConfig c = config;
+    c.ring_order = order;
+    return double(NcclNetwork(c, t).collective_cost(Collective::kAllreduce, m).transfer_ns);
+  };
+  // Rank-order rings over spread ranks cross the shared NIC 4 times per
+  // ring: 4 x slower than packed (1.25 GB/s against 0.3125 GB/s of bus
+  // bandwidth; netmodel rings_test). NCCL's own rings do not care.
+  netmodel::TopologyConfig packed = two_pcie_nodes_one_10g_nic(), spread = packed;
+  spread.placement = netmodel::Placement::kSpread;
+  EXPECT_NEAR(ring_ns(spread, "rank") / ring_ns(packed, "rank"), 4.0, 1e-3);
+  EXPECT_NEAR(ring_ns(spread, "topology") / ring_ns(packed, "topology"), 1.0, 1e-6);
+  // Four 100 Gb/s NICs per node: behind one switch, 50 GB/s of bus; on a
+  // radix-5 fat-tree with oversubscription 2 (one uplink per leaf), 12.5.
+  netmodel::TopologyConfig nics = packed;
+  nics.nics_per_node = 4;
+  nics.nic_gbps = 100;
+  nics.intra = netmodel::IntraKind::kNVSwitch;
+  nics.intra_gbps = 3600;
+  config.nccl_channels = 4;
+  netmodel::TopologyConfig tree = nics;
+  tree.fabric = netmodel::FabricKind::kFatTree;
+  tree.radix = 5;
+  tree.oversubscription = 2;
+  EXPECT_NEAR(ring_ns(tree, "topology") / ring_ns(nics, "topology"), 4.0, 1e-3);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ namespace sparsefuse::model {
 
 NetworkConfig NetworkConfig::parse(const JsonNode& node) {
   node.check_keys({"model", "latency_us", "bandwidth_gbps", "allreduce", "tree_segment_bytes", "latency_noise_cv",
-                   "nccl_algo", "nccl_proto", "nccl_channels", "hierarchical_allreduce", "profile"});
+                   "nccl_algo", "nccl_proto", "nccl_channels", "hierarchical_allreduce", "profile", "ring_order"});
   NetworkConfig c;
   c.model = node.get_string("model", c.model);
   if (c.model != "flat" && c.model != "nccl" && c.model != "calibrated" && c.model != "seed-table") {
@@ -32,6 +32,10 @@ NetworkConfig NetworkConfig::parse(const JsonNode& node) {
   }
   c.nccl_channels = int(node.get_int("nccl_channels", 0, 0, 64));
   c.hierarchical_allreduce = node.get_bool("hierarchical_allreduce", false);
+  c.ring_order = node.get_string("ring_order", c.ring_order);
+  if (c.ring_order != "topology" && c.ring_order != "rank") {
+    node.child("ring_order").fail("expected \"topology\" or \"rank\", got \"" + c.ring_order + "\"");
+  }
   c.profile = node.get_string("profile", "");
   if (c.model == "calibrated" && c.profile.empty()) {
     node.fail("model \"calibrated\" needs \"profile\": a file with a measured \"collectives\" table");
@@ -54,7 +58,8 @@ Json NetworkConfig::to_json() const {
             {"tree_segment_bytes", tree_segment_bytes},
             {"latency_noise_cv", latency_noise_cv},
             {"hierarchical_allreduce", hierarchical_allreduce},
-            {"nccl_channels", nccl_channels}};
+            {"nccl_channels", nccl_channels},
+            {"ring_order", ring_order}};
   if (!nccl_algo.empty()) j["nccl_algo"] = nccl_algo;
   if (!nccl_proto.empty()) j["nccl_proto"] = nccl_proto;
   if (!profile.empty()) j["profile"] = profile;

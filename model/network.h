@@ -28,6 +28,10 @@ struct NetworkConfig {
   std::string nccl_algo, nccl_proto;
   int nccl_channels = 0;
   bool hierarchical_allreduce = false;
+  // nccl: the rings' order, routed hop by hop over the topology
+  // (netmodel/rings.h): "topology" (NCCL's search: node by node, whatever the
+  // placement) or "rank" (rank order, as MPI's and Gloo's ring allreduce).
+  std::string ring_order = "topology";
   std::string profile;  // calibrated: a profile file with a "collectives" table
 
   static NetworkConfig parse(const JsonNode& node);

@@ -120,11 +120,11 @@ void apply_restriction(const std::string& spec, const std::string& where, const 
 
 }  // namespace
 
-const char* name(Algorithm a) { return a == Algorithm::kTree ? "tree" : "ring"; }
+const char* name(Algorithm a) { return a == Algorithm::kTree ? "tree" : a == Algorithm::kRing ? "ring" : "nvls"; }
 const char* name(Protocol p) { return p == Protocol::kLL ? "LL" : p == Protocol::kLL128 ? "LL128" : "Simple"; }
 
 void Restriction::restrict_algorithms(const std::string& spec, const std::string& where) {
-  apply_restriction<2>(spec, where, {"tree", "ring"}, algorithm, nullptr);
+  apply_restriction<3>(spec, where, {"tree", "ring", "nvls"}, algorithm, nullptr);
 }
 
 void Restriction::restrict_protocols(const std::string& spec, const std::string& where) {
@@ -193,6 +193,7 @@ double NcclModel::base_latency_us(Collective collective, Algorithm algorithm, Pr
 }
 
 int NcclModel::channels_used(Algorithm algorithm, Protocol protocol, double bytes) const {
+  if (algorithm == Algorithm::kNvls) return topology_.channels;  // the switch, not the channels, sets its speed
   const double threads = protocol == Protocol::kLL128 ? 640 : 512;
   double per_thread = protocol == Protocol::kSimple ? 64 : 8;
   if (protocol == Protocol::kLL && algorithm == Algorithm::kRing) per_thread *= topology_.ranks();
@@ -211,6 +212,7 @@ Candidate NcclModel::candidate(Collective collective, Algorithm algorithm, Proto
     c.why_disabled = "tree implements allreduce only";
     return c;
   }
+  if (algorithm == Algorithm::kNvls) return nvls_candidate(collective, protocol, bytes, lat_count);
   if (!restriction_.algorithm[ci][int(algorithm)]) {
     c.why_disabled = "excluded by the algorithm restriction";
   } else if (!restriction_.protocol[ci][int(protocol)]) {
@@ -235,6 +237,32 @@ Candidate NcclModel::candidate(Collective collective, Algorithm algorithm, Proto
   return c;
 }
 
+Candidate NcclModel::nvls_candidate(Collective collective, Protocol protocol, double bytes, int lat_count) const {
+  Candidate c;
+  c.algorithm = Algorithm::kNvls;
+  c.protocol = protocol;
+  const int ci = int(collective);
+  if (collective != Collective::kAllreduce) {
+    c.why_disabled = "NVLS is modelled for allreduce only";
+  } else if (protocol != Protocol::kSimple) {
+    c.why_disabled = "NVLS runs the Simple protocol only";
+  } else if (!topology_.nvls || !(topology_.nvls_bandwidth_gbs > 0)) {
+    c.why_disabled = "no NVSwitch with multicast (NVLS) on this node";
+  } else if (topology_.nodes != 1 || topology_.gpus_per_node < 2) {
+    c.why_disabled = "NVLS is modelled on one node of several GPUs only";
+  } else if (!restriction_.algorithm[ci][int(Algorithm::kNvls)]) {
+    c.why_disabled = "excluded by the algorithm restriction";
+  } else if (!restriction_.protocol[ci][int(protocol)]) {
+    c.why_disabled = "excluded by the protocol restriction";
+  }
+  c.enabled = c.why_disabled.empty();
+  c.latency_us = kNvlsLatencyUs;
+  c.bandwidth_gbs = topology_.nvls_bandwidth_gbs;
+  c.time_us = c.bandwidth_gbs > 0 ? c.latency_us * lat_count + bytes / (1000.0 * c.bandwidth_gbs)
+                                  : std::numeric_limits<double>::infinity();
+  return c;
+}
+
 CollectiveEstimate NcclModel::estimate(Collective collective, double bytes, int lat_count) const {
   CollectiveEstimate e;
   if (topology_.ranks() <= 1) {
@@ -248,6 +276,7 @@ CollectiveEstimate NcclModel::estimate(Collective collective, double bytes, int 
       e.candidates.push_back(candidate(collective, a, p, bytes, lat_count));
     }
   }
+  e.candidates.push_back(candidate(collective, Algorithm::kNvls, Protocol::kSimple, bytes, lat_count));
   for (const Candidate& c : e.candidates) {
     if (c.enabled && (!best || c.time_us < best->time_us)) best = &c;
   }
@@ -269,11 +298,12 @@ CollectiveEstimate NcclModel::estimate(Collective collective, double bytes, int 
 
 double NcclModel::bottleneck_bandwidth_gbs(Collective collective, Algorithm algorithm) const {
   const NcclTopology& t = topology_;
-  if (t.nodes <= 1 || !(t.node_nic_gbs > 0)) return std::numeric_limits<double>::infinity();
-  if (algorithm == Algorithm::kTree) return t.node_nic_gbs;
+  const double none = std::numeric_limits<double>::infinity();
+  if (algorithm == Algorithm::kTree) return t.nodes > 1 && t.node_nic_gbs > 0 ? t.node_nic_gbs : none;
+  if (algorithm == Algorithm::kNvls || !(t.ring_bus_gbs > 0)) return none;
   const int p = t.ranks();
   const int steps = collective == Collective::kAllreduce ? 2 * (p - 1) : p - 1;
-  return t.node_nic_gbs * double(p) / double(steps);
+  return t.ring_bus_gbs * double(p) / double(steps);
 }
 
 Json CollectiveEstimate::to_json() const {
@@ -305,14 +335,20 @@ HierarchicalEstimate hierarchical_allreduce(const NcclTopology& topology, double
   if (g > 1) {
     NcclTopology intra = topology;
     intra.nodes = 1;
+    intra.ring_bus_gbs = 0;  // the world's routed rings say nothing about a node's own
     NcclModel model(intra, restriction);
     h.reduce_scatter = model.estimate(Collective::kReduceScatter, bytes);
     h.allgather = model.estimate(Collective::kAllgather, bytes);
   }
   if (topology.nodes > 1) {
+    // The g inter-node allreduces (one per local GPU) run at once and share
+    // the node's NICs: each gets 1/g of them.
     NcclTopology inter = topology;
     inter.gpus_per_node = 1;
-    inter.bw_intra_gbs = topology.bw_inter_gbs;  // <= 2 nodes NCCL reads bwIntra; here it is the network
+    inter.bw_inter_gbs = topology.bw_inter_gbs / g;
+    inter.bw_intra_gbs = inter.bw_inter_gbs;  // <= 2 nodes NCCL reads bwIntra; here it is the network
+    inter.node_nic_gbs = topology.node_nic_gbs / g;
+    inter.ring_bus_gbs = inter.node_nic_gbs;  // one ring edge per node crosses its NICs
     h.allreduce = NcclModel(inter, restriction).estimate(Collective::kAllreduce, bytes / g);
   }
   h.time_us = h.reduce_scatter.time_us + h.allreduce.time_us + h.allgather.time_us;

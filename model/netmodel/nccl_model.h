@@ -7,8 +7,10 @@
 // Simple bandwidth, as on real clusters.
 //
 // Scope: Ring and Tree with LL, LL128 and Simple, for allreduce, allgather and
-// reduce-scatter (Tree is allreduce-only, as in NCCL). CollNet, NVLS and PAT
-// are not modelled. Plus a hierarchical allreduce built from three NCCL calls.
+// reduce-scatter (Tree is allreduce-only, as in NCCL), and NVLS (NVSwitch
+// multicast/in-switch reduction) allreduce on one node. CollNet, NVLSTree
+// and PAT are not modelled. Plus a hierarchical allreduce built from three
+// NCCL calls.
 //
 // Assumptions where the reference is silent or gives only a range (each one is
 // a field of NcclTopology or a documented constant, so it can be calibrated):
@@ -32,6 +34,13 @@
 //    setting NCCL_PROTO by hand.
 //  * Ties between candidates go to the first in the order Tree, Ring and LL,
 //    LL128, Simple (a strict "less than" scan in that order).
+//  * NVLS is our own alpha-beta line, not NCCL's tuner table (which the
+//    reference does not give): every GPU sends its buffer to the switch once
+//    and receives the reduced result once, so the algorithm bandwidth is a
+//    fraction kNvlsEfficiency of the GPU's NVLink bandwidth per direction,
+//    after a fixed kNvlsLatencyUs. Both were fitted on the DGX H100
+//    nccl-tests table at >= 4 MiB (tests/fidelity/); the 8 x H200 table is
+//    held out. Simple protocol only, allreduce only, one node only.
 //  * Channel reduction for small messages (channels_used): thread counts per
 //    channel are taken as 512 (LL), 640 (LL128), 512 (Simple); the reference
 //    gives only the per-thread byte thresholds. time_us is NCCL's prediction
@@ -50,14 +59,19 @@
 
 namespace sparsefuse::netmodel {
 
-enum class Algorithm { kTree, kRing };  // NCCL's scan order
+enum class Algorithm { kTree, kRing, kNvls };  // NCCL's scan order
 enum class Protocol { kLL, kLL128, kSimple };
 enum class IntraLink { kNVLink, kPCI };
 enum class GpuArch { kAmpere, kHopper, kBlackwell };
 enum class CpuVendor { kIntel, kAmd, kArm };
 
-const char* name(Algorithm a);   // "tree", "ring"
+const char* name(Algorithm a);   // "tree", "ring", "nvls"
 const char* name(Protocol p);    // "LL", "LL128", "Simple"
+
+// NVLS: algorithm bandwidth = kNvlsEfficiency x the GPU's NVLink bandwidth
+// per direction; latency kNvlsLatencyUs (fitted, see above).
+constexpr double kNvlsEfficiency = 0.6;
+constexpr double kNvlsLatencyUs = 52.0;
 
 constexpr int kTreeCorrectionBuckets = 24;
 using TreeCorrectionTable = std::array<std::array<double, kTreeCorrectionBuckets>, 3>;  // [protocol][bucket]
@@ -81,10 +95,18 @@ struct NcclTopology {
   TreeCorrectionTable tree_correction = kDefaultTreeCorrection;
   // What the node's NICs carry together per direction, GB/s (0: not known, no
   // cap). NCCL's tuner prices ring steps at bw_intra at <= 2 nodes, so it
-  // never sees a NIC shared by several GPUs; the time a collective takes is
-  // nevertheless bounded by it. Used only for the time,
-  // never for choosing the algorithm and protocol.
+  // never sees a NIC shared by several GPUs; the time a tree allreduce takes
+  // is nevertheless bounded by it. Used only for the time, never for
+  // choosing the algorithm and protocol.
   double node_nic_gbs = 0;
+  // The bus bandwidth NCCL's rings allow once routed hop by hop over the
+  // cluster (netmodel/rings.h), GB/s (0: not known, no cap). Like
+  // node_nic_gbs, it bounds the time of a ring collective, not the choice.
+  double ring_bus_gbs = 0;
+  // NVLS: the node's NVSwitch does multicast and in-switch reduction (Hopper
+  // and later); nvls_bandwidth_gbs is the NVLS algorithm bandwidth.
+  bool nvls = false;
+  double nvls_bandwidth_gbs = 0;
 
   int ranks() const { return nodes * gpus_per_node; }
 };
@@ -97,7 +119,7 @@ struct NcclTopology {
 struct Restriction {
   // allowed[collective][algorithm] / [collective][protocol]; explicit[...] marks
   // protocols named positively (used to force LL128 on).
-  std::array<std::array<bool, 2>, 3> algorithm{{{true, true}, {true, true}, {true, true}}};
+  std::array<std::array<bool, 3>, 3> algorithm{{{true, true, true}, {true, true, true}, {true, true, true}}};
   std::array<std::array<bool, 3>, 3> protocol{{{true, true, true}, {true, true, true}, {true, true, true}}};
   std::array<std::array<bool, 3>, 3> protocol_named{};
 
@@ -146,14 +168,16 @@ class NcclModel {
   double base_latency_us(Collective collective, Algorithm algorithm, Protocol protocol) const;
   double base_bandwidth_gbs(Collective collective, Algorithm algorithm, Protocol protocol) const;
   int channels_used(Algorithm algorithm, Protocol protocol, double bytes) const;
-  // The algorithm bandwidth the node's NICs allow (infinity with one node or
-  // node_nic_gbs = 0): a ring leaves each node once per channel, so one NIC
-  // direction carries steps/ranks x bytes (bandwidth node_nic x ranks/steps);
-  // a tree sends bytes up and receives bytes down through it (node_nic).
+  // The algorithm bandwidth the cluster allows, whatever the tuner thinks
+  // (infinity where nothing is known): a ring moves steps/ranks x bytes over
+  // every ring edge, so ring_bus_gbs x ranks/steps; a tree sends bytes up and
+  // receives bytes down through each node's NICs (node_nic_gbs, with more
+  // than one node); NVLS stays inside the node's switch (no cap).
   double bottleneck_bandwidth_gbs(Collective collective, Algorithm algorithm) const;
 
  private:
   bool ll128_enabled_by_default() const;
+  Candidate nvls_candidate(Collective collective, Protocol protocol, double bytes, int lat_count) const;
 
   NcclTopology topology_;
   Restriction restriction_;

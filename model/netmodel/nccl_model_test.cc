@@ -112,7 +112,7 @@ TEST(NcclModel, OneNodeAllreduceSelection) {
   CollectiveEstimate large = m.estimate(Collective::kAllreduce, kMiB256);
   EXPECT_EQ(large.algorithm + "/" + large.protocol, "ring/Simple");
   EXPECT_NEAR(large.time_us, 5928.0256, 1e-7);
-  EXPECT_EQ(large.candidates.size(), 6u);
+  EXPECT_EQ(large.candidates.size(), 7u);
   EXPECT_TRUE(find(large, Algorithm::kTree, Protocol::kLL).enabled);
 }
 
@@ -247,7 +247,7 @@ TEST(NcclModel, RestrictionsNarrowTheChoice) {
   // Bad names are input errors.
   Restriction bad;
   EXPECT_THROW(bad.restrict_protocols("LL256"), InputError);
-  EXPECT_THROW(bad.restrict_algorithms("allreduce:nvls"), InputError);
+  EXPECT_THROW(bad.restrict_algorithms("allreduce:collnet"), InputError);
   EXPECT_THROW(bad.restrict_algorithms("broadcast:ring"), InputError);
 }
 
@@ -294,23 +294,25 @@ TEST(NcclModel, ChannelReductionForSmallMessages) {
 //   lat 8.4 + 7 x 3.4 = 32.2: 32.2 + 268435456 x 7 / 640000 = 32.2 + 2936.0128 = 2968.2128
 //   (LL128 27.3 + 3191.318 = 3218.618, LL 10.8 + 5872.026 = 5882.826): Simple wins; the
 //   allgather is the same.
-//  inter allreduce of 256 MiB / 8 = 32 MiB on {4 nodes, 1 rank each}, 4 x 12 = 48 GB/s bus:
-//   ring Simple: algBw 48 x 4/6 = 32, lat (8.4 + 6 x 14) x 1.4 = 129.36:
-//     129.36 + 33554432 / 32000 = 129.36 + 1048.576 = 1177.936  <- min
-//   ring LL128: 44.16 x 4/6 = 29.44, lat 14 + 6 x 8.5 = 65: 65 + 1139.7566 = 1204.7566
-//   tree Simple: 22.08, lat 8.4 + 2 x 2 x 14 = 64.4: 64.4 + 1519.6754 = 1584.0754
-//  total 2 x 2968.2128 + 1177.936 = 7114.3616 (flat allreduce: 11231.2053).
+//  inter allreduce of 256 MiB / 8 = 32 MiB on {4 nodes, 1 rank each}; the 8 such allreduces (one
+//   per local GPU) share the node's network, 4 x 12 = 48 GB/s, so each has 4 x 12 / 8 = 6 GB/s bus:
+//   ring Simple: algBw 6 x 4/6 = 4, lat (8.4 + 6 x 14) x 1.4 = 129.36:
+//     129.36 + 33554432 / 4000 = 129.36 + 8388.608 = 8517.968  <- min
+//   ring LL128: 5.52 x 4/6 = 3.68, lat 14 + 6 x 8.5 = 65: 65 + 9118.052 = 9183.052
+//   tree Simple: 5.52 x 0.5 = 2.76, lat 8.4 + 2 x 2 x 14 = 64.4: 64.4 + 12157.403 = 12221.803
+//  total 2 x 2968.2128 + 8517.968 = 14454.3936 (flat allreduce: 11231.2053; this network is
+//  slow inside the node, 80 GB/s, so the two extra phases cost more than they save).
 TEST(NcclModel, HierarchicalAllreduceByHand) {
   HierarchicalEstimate h = hierarchical_allreduce(four_nodes(), kMiB256);
   EXPECT_NEAR(h.reduce_scatter.time_us, 2968.2128, 1e-7);
   EXPECT_EQ(h.reduce_scatter.protocol, "Simple");
   EXPECT_NEAR(h.allgather.time_us, 2968.2128, 1e-7);
-  EXPECT_NEAR(h.allreduce.time_us, 1177.936, 1e-7);
+  EXPECT_NEAR(h.allreduce.time_us, 8517.968, 1e-7);
   EXPECT_EQ(h.allreduce.algorithm + "/" + h.allreduce.protocol, "ring/Simple");
-  EXPECT_NEAR(h.time_us, 7114.3616, 1e-6);
+  EXPECT_NEAR(h.time_us, 14454.3936, 1e-6);
   Json j = h.to_json();
   EXPECT_EQ(j["allreduce"]["algorithm"], "ring");
-  EXPECT_EQ(j["reduce_scatter"]["candidates"].size(), 6u);
+  EXPECT_EQ(j["reduce_scatter"]["candidates"].size(), 7u);  // tree and ring x 3 protocols, NVLS
   // One node: no inter-node phase.
   HierarchicalEstimate one = hierarchical_allreduce(one_node(), kMiB256);
   EXPECT_EQ(one.allreduce.time_us, 0);
@@ -324,7 +326,7 @@ TEST(NcclModel, SingleRankCostsNothingAndJsonListsCandidates) {
   EXPECT_EQ(e.time_us, 0);
   EXPECT_EQ(e.algorithm, "none");
   Json j = NcclModel(one_node()).estimate(Collective::kAllgather, kMiB).to_json();
-  EXPECT_EQ(j["candidates"].size(), 6u);
+  EXPECT_EQ(j["candidates"].size(), 7u);
   EXPECT_EQ(j["candidates"][0]["why_disabled"], "tree implements allreduce only");
   EXPECT_TRUE(j.contains("reduced_time_us"));
 }
@@ -336,6 +338,68 @@ TEST(NcclModel, TreeCorrectionTableIsWithinTheReferenceRange) {
       EXPECT_LE(f, 1.0);
     }
   }
+}
+
+}  // namespace
+}  // namespace sparsefuse::netmodel
+
+namespace sparsefuse::netmodel {
+namespace {
+
+// NVLS on one NVSwitch node of 8 GPUs with 450 GB/s NVLink per direction:
+// algorithm bandwidth 0.6 x 450 = 270 GB/s after 52 us.
+NcclTopology nvls_node() {
+  NcclTopology t = one_node();
+  t.nvls = true;
+  t.nvls_bandwidth_gbs = kNvlsEfficiency * 450;
+  return t;
+}
+
+TEST(NcclModel, NvlsByHandWinsLargeAllreducesOnOneNode) {
+  NcclModel m(nvls_node());
+  // 256 MiB: NVLS 52 + 268435456 / 270000 = 52 + 994.2054 = 1046.2054, against
+  // ring Simple 5928.0256 (OneNodeAllreduceCandidatesByHand).
+  CollectiveEstimate large = m.estimate(Collective::kAllreduce, kMiB256);
+  EXPECT_EQ(large.algorithm + "/" + large.protocol, "nvls/Simple");
+  EXPECT_NEAR(large.time_us, 52 + 268435456.0 / 270000.0, 1e-9);
+  EXPECT_NEAR(large.reduced_time_us, large.time_us, 1e-9);  // no channel reduction, no NIC
+  // 4 KiB: NVLS 52.015 loses to ring LL 15.1792.
+  EXPECT_EQ(m.estimate(Collective::kAllreduce, kKiB4).algorithm, "ring");
+}
+
+TEST(NcclModel, NvlsOnlyWhereTheModelHasIt) {
+  const double bytes = kMiB256;
+  auto nvls_enabled = [&](NcclTopology t, Collective c, const Restriction& r = {}) {
+    return NcclModel(t, r).candidate(c, Algorithm::kNvls, Protocol::kSimple, bytes).enabled;
+  };
+  EXPECT_TRUE(nvls_enabled(nvls_node(), Collective::kAllreduce));
+  EXPECT_FALSE(nvls_enabled(one_node(), Collective::kAllreduce));  // no multicast switch
+  EXPECT_FALSE(nvls_enabled(nvls_node(), Collective::kAllgather));
+  NcclTopology two = nvls_node();
+  two.nodes = 2;
+  EXPECT_FALSE(nvls_enabled(two, Collective::kAllreduce));
+  Restriction r;
+  r.restrict_algorithms("^nvls");
+  EXPECT_FALSE(nvls_enabled(nvls_node(), Collective::kAllreduce, r));
+  EXPECT_FALSE(NcclModel(nvls_node()).candidate(Collective::kAllreduce, Algorithm::kNvls, Protocol::kLL, bytes).enabled);
+  EXPECT_EQ(NcclModel(nvls_node(), r).estimate(Collective::kAllreduce, bytes).algorithm, "ring");
+}
+
+TEST(NcclModel, RoutedRingBandwidthBoundsTheTimeNotTheChoice) {
+  // Four nodes (FourNodeAllreduceByHand): ring Simple at 256 MiB is
+  // 395.92 + 268435456 / 24774.194 us by the tuner. Routed rings that allow
+  // only 10 GB/s of bus bandwidth make the ring's algorithm bandwidth
+  // 10 x 32/62 = 5.1612903 GB/s: 395.92 + 268435456 / 5161.2903 us.
+  NcclTopology t = four_nodes();
+  Restriction r;
+  r.restrict_algorithms("ring");
+  r.restrict_protocols("simple");
+  const double tuner = NcclModel(t, r).estimate(Collective::kAllreduce, kMiB256).reduced_time_us;
+  EXPECT_NEAR(tuner, 282.8 * 1.4 + 268435456.0 / (1000.0 * 48 * 32 / 62), 1e-6);
+  t.ring_bus_gbs = 10;
+  CollectiveEstimate e = NcclModel(t, r).estimate(Collective::kAllreduce, kMiB256);
+  EXPECT_NEAR(e.time_us, tuner, 1e-6);  // the tuner's own prediction is unchanged
+  EXPECT_NEAR(e.reduced_time_us, 282.8 * 1.4 + 268435456.0 / (1000.0 * 10 * 32 / 62), 1e-6);
 }
 
 }  // namespace

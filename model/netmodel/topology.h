@@ -22,6 +22,21 @@ namespace sparsefuse::netmodel {
 enum class IntraKind { kNVSwitch, kPCIe };
 enum class FabricKind { kSingleSwitch, kFatTree, kRailOptimized };
 enum class Placement { kPacked, kSpread };
+enum class TransportKind { kRdma, kEfa, kTcp };
+
+// How the NICs move bytes between nodes. NCCL's tuner constants describe
+// InfiniBand verbs; other transports cost more per message and reach less of
+// the line rate. Defaults per kind: transport_defaults() and the README.
+struct Transport {
+  TransportKind kind = TransportKind::kRdma;
+  double efficiency = 0.96;         // achievable fraction of the NIC's line rate
+  double message_latency_us = 0;    // added to every network step (NCCL's graph.latencyInter)
+  int sockets = 0;                  // tcp: socket threads x sockets per thread (0: not a socket transport)
+  double socket_gbps = 0;           // tcp: what one socket stream moves, Gb/s
+  // What one NIC direction achieves, Gb/s.
+  double achievable_gbps(double line_gbps) const;
+};
+Transport transport_defaults(TransportKind kind);
 
 struct TopologyConfig {
   std::string preset;  // informational: the preset it started from, if any
@@ -31,11 +46,13 @@ struct TopologyConfig {
   IntraKind intra = IntraKind::kNVSwitch;
   double intra_gbps = 3600;       // per GPU per direction, to the node's switch
   double intra_latency_ns = 250;  // per GPU <-> switch hop
+  bool intra_nvls = true;         // NVSwitch with multicast and in-switch reduction (Hopper and later): NCCL's NVLS
 
   int nics_per_node = 1;          // GPU i uses NIC floor(i * nics_per_node / gpus_per_node)
   double nic_gbps = 400;          // per NIC per direction
   double nic_pcie_gbps = 512;     // GPU <-> NIC attachment (PCIe Gen5 x16 ~ 64 GB/s)
   double nic_latency_ns = 500;    // GPU <-> NIC hop
+  Transport transport;            // what a NIC achieves between nodes
 
   FabricKind fabric = FabricKind::kSingleSwitch;
   int radix = 64;                 // fat-tree switch ports
@@ -75,6 +92,8 @@ class Topology {
 
   int gpu_vertex(int rank) const;  // through the placement
   int node_of(int rank) const;
+  int rank_at(int node, int local_gpu) const;  // the inverse of the placement
+  int nic_of(int local_gpu) const { return local_gpu * config_.nics_per_node / config_.gpus_per_node; }
 
   // The links from rank A to rank B, in order, on a shortest path by hop
   // count. Equal-cost paths (fat-tree and rail spines) are chosen by a hash
@@ -85,6 +104,13 @@ class Topology {
   std::vector<int> path(int rank_a, int rank_b) const;
   double path_latency_ns(const std::vector<int>& links) const;
 
+  // Adds WEIGHT to LOAD[link] for every link a transfer from rank A to rank
+  // B crosses, the traffic split evenly over every shortest path at each
+  // equal-cost choice (fluid ECMP: NCCL opens several queue pairs per
+  // connection and fabrics spread them, so a transfer's bytes use every
+  // spine rather than one hashed path). LOAD has one entry per link.
+  void add_spread_load(int rank_a, int rank_b, double weight, std::vector<double>& load) const;
+
   // A ring over RANKS (in ring order) as P transfers, rank[i] -> rank[i+1 mod
   // P]: the links each crosses. In a ring collective all P run at once, so
   // they share links; max_min_rates over them gives each step's rates.
@@ -93,20 +119,29 @@ class Topology {
  private:
   struct Graph;  // the Boost.Graph adjacency_list, kept out of this header
 
-  // Paths inside a node use only intra-node links; paths between nodes use
-  // only NIC and fabric links (GPU -> its NIC -> fabric -> NIC -> GPU; no
-  // relaying through another GPU or a shared NIC between two local GPUs).
-  bool usable(int link, bool within_node) const;
-  const std::vector<int>& hops_to(int vertex, bool within_node) const;  // BFS hop counts, cached
+  // Paths inside a node are GPU -> node switch -> GPU; paths between nodes
+  // are GPU -> its NIC -> edge switch -> (fabric) -> edge switch -> NIC -> GPU
+  // (no relaying through another GPU or a shared NIC between two local
+  // GPUs). Only the fabric part has choices: breadth-first hop counts to each
+  // edge switch over switch vertices, cached per switch (a handful, however
+  // many GPUs).
+  const std::vector<int>& hops_to_switch(int vertex) const;
+  // The next links on shortest paths from switch V towards switch TARGET, in
+  // edge insertion order.
+  void fabric_next(int v, const std::vector<int>& hops, std::vector<std::pair<int, int>>& next) const;
 
   TopologyConfig config_;
   std::unique_ptr<Graph> graph_;
   std::vector<Link> links_;
   std::vector<std::string> names_;
-  std::vector<bool> is_gpu_;
+  std::vector<bool> is_switch_;
   std::vector<int> gpus_;  // vertex of GPU (node, local index), at node * gpus_per_node + local
+  // Per vertex (-1 where it does not apply): a GPU's link up to its node
+  // switch and back down, a GPU's link to its NIC and back, a NIC's link to
+  // its edge switch and back, a NIC's edge switch.
+  std::vector<int> intra_up_, intra_down_, nic_up_, nic_down_, edge_up_, edge_down_, edge_of_;
   mutable std::mutex cache_mutex_;
-  mutable std::vector<std::unique_ptr<std::vector<int>>> hops_cache_;  // [vertex * 2 + within_node]
+  mutable std::vector<std::unique_ptr<std::vector<int>>> hops_cache_;  // [switch vertex]
 };
 
 // Parses a "topology" object: an optional "preset" whose values the other

@@ -256,6 +256,36 @@ TEST(Topology, BadJsonNamesFileAndPointer) {
             "leaf, 2 spines) connects at most 8 NICs; this topology has 9");
   EXPECT_NE(parse_error(R"({"placement": "scattered"})").find("expected one of \"packed\", \"spread\""),
             std::string::npos);
+  EXPECT_EQ(parse_error(R"({"nic": {"transport": {"kind": "udp"}}})"),
+            "s.json: at /topology/nic/transport/kind: expected one of \"rdma\", \"efa\", \"tcp\", got \"udp\"");
+  EXPECT_EQ(parse_error(R"({"nic": {"transport": {"efficiency": 1.5}}})"),
+            "s.json: at /topology/nic/transport/efficiency: expected a number > 0 and <= 1, got 1.5");
+  EXPECT_NE(parse_error(R"({"nic": {"transport": {"kind": "tcp", "sockts": 2}}})").find("at /topology/nic/transport/sockts"),
+            std::string::npos);
+}
+
+TEST(Topology, TransportDefaultsPerKindAndOverrides) {
+  auto parse = [](const char* text) {
+    Json j = parse_json(text);
+    return parse_topology(JsonNode(j, "s.json", "/topology")).transport;
+  };
+  Transport rdma = parse(R"({"preset": "dgx-h200-ib400"})");
+  EXPECT_EQ(rdma.kind, TransportKind::kRdma);
+  EXPECT_DOUBLE_EQ(rdma.efficiency, 0.96);
+  EXPECT_DOUBLE_EQ(rdma.message_latency_us, 0);
+  // A kind alone brings that kind's defaults, not the preset's figures.
+  Transport tcp = parse(R"({"preset": "dgx-h200-ib400", "nic": {"transport": {"kind": "tcp"}}})");
+  EXPECT_EQ(tcp.kind, TransportKind::kTcp);
+  EXPECT_DOUBLE_EQ(tcp.efficiency, transport_defaults(TransportKind::kTcp).efficiency);
+  EXPECT_EQ(tcp.sockets, 1);
+  // One socket stream of 20 Gb/s caps a 100 Gb/s NIC; 0.9 x 10 Gb/s binds on 10 Gb/s.
+  EXPECT_DOUBLE_EQ(tcp.achievable_gbps(100), 20);
+  EXPECT_DOUBLE_EQ(tcp.achievable_gbps(10), 9);
+  Transport efa = parse(R"({"nic": {"transport": {"kind": "efa", "efficiency": 0.5, "message_latency_us": 40}}})");
+  EXPECT_DOUBLE_EQ(efa.efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(efa.message_latency_us, 40);
+  EXPECT_DOUBLE_EQ(efa.achievable_gbps(400), 200);
+  EXPECT_EQ(parse(R"({"preset": "ethernet-10g"})").kind, TransportKind::kTcp);
 }
 
 }  // namespace
