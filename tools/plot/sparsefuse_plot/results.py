@@ -369,7 +369,9 @@ class ResultSet:
         # Of results that describe the same configuration and seed, keep the shallowest file (a
         # compare output before a sweep point), then the first by path.
         for r in sorted(self.all, key=lambda r: (r.rel.count(os.sep), r.rel)):
-            config = (r.model, r.workers, r.scheme_label, r.variant_items)
+            # As JSON text: a variant value may be an object or array (one file's "variability" a
+            # number, another's an object), which a tuple key cannot hold.
+            config = (r.model, r.workers, r.scheme_label, json.dumps(r.variant_items, sort_keys=True))
             key = config + (r.repeat_id,)
             if key in seen:
                 self.warnings.append(f"{r.rel} describes the same model, scale, scheme and seed as {seen[key].rel}; "
