@@ -8,7 +8,7 @@ Mutations, from the seed documents: a JSON value somewhere replaced (by null, a 
 negative, zero, huge or non-finite number, a string, an empty or nested container), a key
 removed, a subtree copied elsewhere; or the text itself cut, its bytes flipped or spliced.
 
-usage: plot_reader_fuzz.py --runs N [--seed S] [--findings DIR] [--replay DIR]... SEED_FILE...
+usage: plot_reader_fuzz.py (--runs N | --seconds S) [--seed S] [--findings DIR] [--replay DIR]... SEED_FILE...
 Each --replay DIR (a results directory that once found a bug: regressions/plot_reader/) is
 loaded first, unmutated.
 """
@@ -100,7 +100,9 @@ def one_run(rng, seeds, root):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, required=True)
+    budget = parser.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--runs", type=int)
+    budget.add_argument("--seconds", type=float)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--findings", default=os.environ.get("SPARSEFUSE_FUZZ_FINDINGS", tempfile.gettempdir()))
     parser.add_argument("--replay", action="append", default=[])
@@ -118,8 +120,9 @@ def main():
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp()
     start = time.time()
+    run = 0
     try:
-        for run in range(args.runs):
+        while (run < args.runs) if args.runs is not None else (time.time() - start < args.seconds):
             root = os.path.join(work, str(run))
             try:
                 one_run(rng, seeds, root)
@@ -130,9 +133,10 @@ def main():
                 print(f"plot_reader: finding at run {run}; the results directory is kept in {kept}")
                 return 1
             shutil.rmtree(root)
+            run += 1
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"plot_reader: {args.runs} runs, 0 crashes, {time.time() - start:.1f} s")
+    print(f"plot_reader: {run} runs, 0 crashes, {time.time() - start:.1f} s")
     return 0
 
 

@@ -44,29 +44,32 @@ static int fd_fails(const char* op, int fd) {
   return should_fail(op, path);
 }
 
-#define REAL(name, type) static type real_##name; if (!real_##name) real_##name = (type)dlsym(RTLD_NEXT, #name)
+/* The next definition of NAME (libc's), looked up once. */
+#define REAL(name)                                 \
+  static __typeof__(&name) real_##name;            \
+  if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
 
 ssize_t write(int fd, const void* data, size_t size) {
-  REAL(write, ssize_t (*)(int, const void*, size_t));
+  REAL(write);
   if (fd_fails("write", fd)) return -1;
   return real_write(fd, data, size);
 }
 
 /* libstdc++ writes large blocks with writev. */
 ssize_t writev(int fd, const struct iovec* iov, int count) {
-  REAL(writev, ssize_t (*)(int, const struct iovec*, int));
+  REAL(writev);
   if (fd_fails("write", fd)) return -1;
   return real_writev(fd, iov, count);
 }
 
 int rename(const char* from, const char* to) {
-  REAL(rename, int (*)(const char*, const char*));
+  REAL(rename);
   if (should_fail("rename", to)) return -1;
   return real_rename(from, to);
 }
 
 int mkdir(const char* path, mode_t mode) {
-  REAL(mkdir, int (*)(const char*, mode_t));
+  REAL(mkdir);
   if (should_fail("mkdir", path)) return -1;
   return real_mkdir(path, mode);
 }
@@ -95,13 +98,13 @@ int open64(const char* path, int flags, ...) {
 }
 
 FILE* fopen(const char* path, const char* mode) {
-  REAL(fopen, FILE* (*)(const char*, const char*));
+  REAL(fopen);
   if (strpbrk(mode, "wa+") && should_fail("open", path)) return NULL;
   return real_fopen(path, mode);
 }
 
 FILE* fopen64(const char* path, const char* mode) {
-  REAL(fopen64, FILE* (*)(const char*, const char*));
+  REAL(fopen64);
   if (strpbrk(mode, "wa+") && should_fail("open", path)) return NULL;
   return real_fopen64(path, mode);
 }

@@ -53,11 +53,16 @@ def _at(doc, pointer, file):
     return node
 
 
+# Larger values are no time, rate or size a run produces, and their squares and sums (the 95%
+# intervals of repeats) would overflow a float.
+_MAX_NUMBER = 1e18
+
+
 def _number(doc, pointer, file, positive=False):
     value = _at(doc, pointer, file)
-    if not _is_number(value) or (positive and value <= 0) or (not positive and value < 0):
-        raise InputProblem(f"{file}: at {pointer}: expected a number {'> 0' if positive else '>= 0'}, "
-                           f"got {json.dumps(value)[:40]}")
+    if not _is_number(value) or (positive and value <= 0) or (not positive and value < 0) or value > _MAX_NUMBER:
+        raise InputProblem(f"{file}: at {pointer}: expected a number {'> 0' if positive else '>= 0'} "
+                           f"and <= {_MAX_NUMBER:g}, got {json.dumps(value)[:40]}")
     return float(value)
 
 
