@@ -132,18 +132,19 @@ int thread_count(const po::variables_map& vm) {
   return threads;
 }
 
-// Rank 0 locks the output directory (another sweep writing there is refused)
-// and every rank validates every point (parsing only), so a bad grid fails
-// before anything is written. Ranks agree on the outcome; the lowest rank
+// Every rank validates every point (parsing only), so a bad grid fails
+// before anything is written; then rank 0 locks the output directory
+// (another sweep writing there is refused). Ranks agree on the outcome; the lowest rank
 // that failed reports it, the others exit quietly with the same status,
 // which is returned.
 std::optional<int> plan_on_every_rank(MpiSession* mpi, const std::string& scenario,
                                       const std::vector<std::string>& base, const std::vector<sim::GridAxis>& axes,
                                       int threads, const std::string& out, std::optional<OutputLock>& lock,
                                       sim::SweepPlan& plan) {
+  // Planning first: a sweep refused for its grid leaves no trace, not even DIR.
   const auto lock_and_plan = [&] {
-    if (!mpi || mpi->rank() == 0) lock.emplace("--out", out, "sparsefuse sweep");
     plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
+    if (!mpi || mpi->rank() == 0) lock.emplace("--out", out, "sparsefuse sweep");
   };
   if (!mpi) {
     lock_and_plan();
