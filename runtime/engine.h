@@ -1,19 +1,28 @@
 // A rank's executor for one scheme: the policy::WorkerContext the policy
 // talks to, with real time, real gradients, real kernels and real
-// collectives. Per iteration it
-//  1. generates the rank's synthetic gradient (before the iteration clock
-//     starts: it stands in for backward's compute, whose timing is replayed);
-//  2. replays forward and backward on steady_clock: tensor t becomes ready
-//     (trace offset) x time scale after the previous one, counted from when
-//     the rank's thread was free again, so inline compression delays later
-//     tensors as on a GPU's compute stream, and calls on_tensor_ready with the
-//     nanoseconds since the iteration start;
-//  3. runs compress() with the CPU kernels on this thread and hands each
-//     flushed bucket to the communication thread (CommThread), which runs the
-//     collectives in flush order while backward goes on;
-//  4. after backward, waits for each bucket's collective in turn (with a
-//     timeout) and scatters it into the averaged gradient while later ones
-//     still run, then replays the optimizer.
+// collectives. An iteration is driven either by run_iteration (replay: the
+// rank's synthetic gradient, generated before the iteration clock starts,
+// and the trace's compute times on steady_clock) or from outside by a real
+// training loop (runtime/training.h): begin_iteration, backward_started,
+// then each tensor's gradient written to gradient(t) and tensor_ready(t) in
+// backward order, wait_for_buckets after backward, end_iteration after the
+// optimizer. Either way:
+//  1. tensor t's readiness calls on_tensor_ready with the nanoseconds since
+//     the iteration start; the policy's inline work (compression) runs on the
+//     caller's thread and so delays every later tensor, as on a GPU's
+//     compute stream;
+//  2. compress() runs the CPU kernels on this thread and each flushed bucket
+//     goes to the communication thread (CommThread), which runs the
+//     collectives in flush order while backward goes on, and scatters each
+//     result into the averaged gradient right after its collective — the
+//     serial decompression the simulator overlaps with backward and with
+//     later collectives (sim/collective_stage.h);
+//  3. after backward the caller waits for the last bucket.
+// Host memory is allocated once: the gradient doubles as the send buffer
+// (the sent values of a selection are written over the gradient it was
+// taken from), exchanges are reused from one iteration to the next (the
+// bucket sequence repeats), and the aggregate is never zero-filled whole
+// (each bucket overwrites or zero-fills only its own range).
 // Only schemes with per-worker policies, no forward plan and FIFO launches
 // can run here (runtime/support.h rejects the others up front).
 #pragma once
@@ -54,8 +63,24 @@ class RankEngine : public policy::WorkerContext {
  public:
   RankEngine(const policy::GradientModel& model, const ModelLayout& layout, const policy::Scheme& scheme,
              CommThread& comm, EngineConfig config);
+  // Waits for the collectives still queued (they write into this engine's
+  // buffers); errors are dropped: whoever destroys a failed engine is ending.
+  ~RankEngine() override;
+  RankEngine(const RankEngine&) = delete;
+  RankEngine& operator=(const RankEngine&) = delete;
 
+  // Replay: synthetic gradients, the trace's timing.
   IterationTimes run_iteration(int iteration);
+
+  // A training loop's iteration, step by step (see the file comment).
+  // Throws std::logic_error when called out of order.
+  void begin_iteration(int iteration);
+  void backward_started();
+  float* gradient(int tensor) { return gradient_.data() + layout_.offset[size_t(tensor)]; }
+  int next_tensor() const { return next_tensor_; }
+  void tensor_ready(int tensor);
+  void wait_for_buckets();  // every tensor must be ready
+  IterationTimes end_iteration();
 
   // The last iteration's state, for checking and results.
   const std::vector<float>& aggregate() const { return aggregate_; }  // averaged; unsynchronised tensors are 0
@@ -68,9 +93,12 @@ class RankEngine : public policy::WorkerContext {
 
  private:
   using Clock = std::chrono::steady_clock;
+  enum class Phase { kIdle, kForward, kBackward, kWaited };
   TimeNs since_start() const;
   void wait_until(TimeNs at) const;  // ns since the iteration start
   TimeNs scaled(TimeNs trace_ns) const;
+  void expect(Phase phase, const char* call) const;
+  std::unique_ptr<BucketExchange> reuse_exchange();
 
   const policy::GradientModel& model_;
   const ModelLayout& layout_;
@@ -79,15 +107,18 @@ class RankEngine : public policy::WorkerContext {
   std::unique_ptr<policy::WorkerPolicy> policy_;
   Compressor compressor_;
 
-  std::vector<float> gradient_, send_, residual_, aggregate_;
+  std::vector<float> gradient_, residual_, aggregate_;
+  std::vector<float> scratch_;  // the communication thread's, for partly carried allgather ranges
   std::vector<int> compressed_by_;
   std::vector<RangeSelection> selections_;
   std::vector<policy::CompressionRequest> requests_;
-  std::vector<std::unique_ptr<BucketExchange>> exchanges_;
+  std::vector<std::unique_ptr<BucketExchange>> exchanges_, spare_;
   std::vector<bool> synchronized_;
   Clock::time_point start_;
-  int iteration_ = 0;
+  Phase phase_ = Phase::kIdle;
+  int iteration_ = 0, next_tensor_ = 0;
   TimeNs pending_compression_ = 0, inline_compression_ = 0;
+  TimeNs backward_start_ = 0, backward_end_ = 0, optimizer_start_ = 0, exposed_decompression_ = 0;
 };
 
 }  // namespace sparsefuse::runtime

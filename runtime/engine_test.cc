@@ -2,6 +2,7 @@
 // the real replay, kernels and result path with one rank.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -119,6 +120,71 @@ TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
   int nonzero = 0;
   for (float v : engine.aggregate()) nonzero += v != 0.0f;
   EXPECT_EQ(nonzero, 75);
+}
+
+// Driven step by step as a training loop drives it: each bucket is
+// decompressed by the communication thread as soon as its collective is
+// done, so with backward still going on nothing is left to decompress after
+// it (the simulator's overlap); the next iteration reuses the exchanges.
+TEST(RankEngine, DecompressesDuringBackwardAndReusesExchanges) {
+  auto comm = loopback();
+  const model::Scenario s = tiny("topk-layerwise");
+  const model::ScenarioPlan planned(s);
+  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
+  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
+  std::vector<const BucketExchange*> first;
+  for (int it = 0; it < 2; ++it) {
+    engine.begin_iteration(it);
+    engine.backward_started();
+    for (int t = 0; t < layout.tensors(); ++t) {
+      std::fill(engine.gradient(t), engine.gradient(t) + layout.elements(t, t + 1), float(t + 1));
+      engine.tensor_ready(t);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // backward's last op: the collectives finish
+    engine.wait_for_buckets();
+    const IterationTimes times = engine.end_iteration();
+    ASSERT_EQ(engine.exchanges().size(), 3u);
+    for (const auto& x : engine.exchanges()) {
+      EXPECT_GT(x->decompressed, x->finished);
+      EXPECT_LT(x->decompressed, times.forward + times.backward + times.compression);  // before backward's end
+      EXPECT_EQ(x->decompression_ns, x->decompressed - x->finished);
+    }
+    EXPECT_LT(times.compression, std::chrono::nanoseconds(std::chrono::milliseconds(50)).count());
+    if (it == 0) {
+      for (const auto& x : engine.exchanges()) first.push_back(x.get());
+    } else {
+      std::vector<const BucketExchange*> second;
+      for (const auto& x : engine.exchanges()) second.push_back(x.get());
+      std::sort(first.begin(), first.end());
+      std::sort(second.begin(), second.end());
+      EXPECT_EQ(first, second);
+    }
+  }
+  // Tensor 0 (all 1.0) sent its top 25 in iteration 0; with error feedback
+  // the other 225 carried over, so 25 entries of 2.0 are sent in iteration 1.
+  int twos = 0;
+  for (int64_t i = 0; i < 250; ++i) twos += engine.aggregate()[size_t(i)] == 2.0f;
+  EXPECT_EQ(twos, 25);
+}
+
+TEST(RankEngine, RefusesCallsOutOfOrder) {
+  auto comm = loopback();
+  const model::Scenario s = tiny("wfbp");
+  const model::ScenarioPlan planned(s);
+  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
+  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
+  EXPECT_THROW(engine.tensor_ready(0), std::logic_error);  // before begin_iteration
+  engine.begin_iteration(0);
+  EXPECT_THROW(engine.wait_for_buckets(), std::logic_error);  // in the forward pass
+  engine.backward_started();
+  EXPECT_THROW(engine.tensor_ready(1), std::logic_error);  // not backward order
+  engine.tensor_ready(0);
+  EXPECT_THROW(engine.wait_for_buckets(), std::logic_error);  // two tensors missing
+  engine.tensor_ready(1);
+  engine.tensor_ready(2);
+  engine.wait_for_buckets();
+  EXPECT_THROW(engine.begin_iteration(1), std::logic_error);  // end_iteration first
+  engine.end_iteration();
 }
 
 // The reference notices a wrong aggregate.

@@ -89,8 +89,12 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* sen
   }
   // One pack over the whole range: every segment is a "tensor" of the fused
   // buffer; segments the bucket does not carry contribute no entries.
-  std::vector<int64_t> offsets = {0}, counts;
-  std::vector<int32_t> local;
+  std::vector<int64_t>& offsets = x.pack_offsets;
+  std::vector<int64_t>& counts = x.pack_counts;
+  std::vector<int32_t>& local = x.pack_local;
+  offsets.assign(1, 0);
+  counts.clear();
+  local.clear();
   for (const Segment& s : x.segments) {
     const int64_t n = layout.elements(s.first, s.end);
     offsets.push_back(layout.offset[s.end] - base);
@@ -148,7 +152,8 @@ void run_collective(BucketExchange& x, Communicator& comm) {
   comm.allgatherv(x.values.data(), x.indices.data(), x.counts, x.gathered_values.data(), x.gathered_indices.data());
 }
 
-void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float* aggregate) {
+void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float* aggregate,
+                  std::vector<float>& scratch) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
   if (x.bucket.collective == Collective::kAllreduce) {
     const float* sum = x.values.data();
@@ -159,16 +164,19 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
     return;
   }
   const int64_t n = layout.elements(x.bucket.first_tensor, x.bucket.end_tensor);
-  std::vector<float> dense(static_cast<size_t>(n));
+  const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
+  if (!whole && int64_t(scratch.size()) < n) scratch.resize(size_t(n));
+  float* dense = whole ? aggregate + base : scratch.data();
   if (x.bucket.alignment == Alignment::kEqualSlices) {
     x.lost = kernels::unpack_equal_slices(x.gathered_values.data(), x.gathered_indices.data(),
-                                          int64_t(x.gathered_values.size()), ranks, n, dense.data());
+                                          int64_t(x.gathered_values.size()), ranks, n, dense);
   } else {
-    kernels::unpack(x.gathered_values.data(), x.gathered_indices.data(), x.counts, n, dense.data());
+    kernels::unpack(x.gathered_values.data(), x.gathered_indices.data(), x.counts, n, dense);
   }
+  if (whole) return;
   for (const Segment& s : x.segments) {
     if (!s.included) continue;
-    std::copy(dense.begin() + (layout.offset[s.first] - base), dense.begin() + (layout.offset[s.end] - base),
+    std::copy(dense + (layout.offset[s.first] - base), dense + (layout.offset[s.end] - base),
               aggregate + layout.offset[s.first]);
   }
 }

@@ -64,10 +64,16 @@ struct BucketExchange {
   std::vector<int64_t> counts;
   std::vector<float> gathered_values;
   std::vector<int32_t> gathered_indices;
+  // Packing workspace (allgather): kept with the exchange so that a reused
+  // exchange packs without allocating.
+  std::vector<int64_t> pack_offsets, pack_counts;
+  std::vector<int32_t> pack_local;
   int64_t sent_count = 0;    // pairs or values this rank put on the wire
   int64_t lost = 0;          // equal-slices receiver: contributions dropped
-  // Nanoseconds since the iteration start, and durations.
-  TimeNs posted = 0, started = 0, finished = 0;
+  // Nanoseconds since the iteration start, and durations. DECOMPRESSED: when
+  // the result was in the aggregate (the communication thread scatters it
+  // right after the collective).
+  TimeNs posted = 0, started = 0, finished = 0, decompressed = 0;
   TimeNs compression_ns = 0, decompression_ns = 0;
   uint64_t ticket = 0;  // its collective's job on the communication thread
 
@@ -90,7 +96,12 @@ void run_collective(BucketExchange& exchange, Communicator& comm);
 // model's flat averaged gradient), for the segments the bucket carries:
 // kernels::unpack (per-rank counts) or kernels::unpack_equal_slices (the
 // seed's lossy receiver, setting exchange.lost) for allgathers; the sum / P
-// for allreduces.
-void apply_result(BucketExchange& exchange, const ModelLayout& layout, int ranks, float* aggregate);
+// for allreduces. An allgather whose range the bucket carries whole is
+// scattered straight into AGGREGATE (the kernel zero-fills that range only);
+// one that carries part of its range (hybrid schemes: the rest travels in an
+// allreduce) is scattered into SCRATCH, grown when too small and otherwise
+// reused, and its carried segments copied.
+void apply_result(BucketExchange& exchange, const ModelLayout& layout, int ranks, float* aggregate,
+                  std::vector<float>& scratch);
 
 }  // namespace sparsefuse::runtime

@@ -143,10 +143,42 @@ TEST(Exchange, AllgatherRoundTripAveragesByPerRankCounts) {
   EXPECT_EQ(x.bytes_sent(), 16);
   run_collective(x, peer);
   EXPECT_EQ(x.counts, (std::vector<int64_t>{2, 2}));
-  std::vector<float> aggregate(10, -7.0f);
-  apply_result(x, two_tensors(), 2, aggregate.data());
+  std::vector<float> aggregate(10, -7.0f), scratch;
+  apply_result(x, two_tensors(), 2, aggregate.data(), scratch);
   std::vector<float> want = {-7, -7, -7, -7, 0.75f, 0, 0.5f, 0, 0, 1.0f};
   EXPECT_EQ(aggregate, want);
+  // Tensor 0 is in the range but not carried: the scatter went through the
+  // scratch buffer, which a second bucket of the same size reuses.
+  ASSERT_EQ(scratch.size(), 10u);
+  const float* kept = scratch.data();
+  aggregate.assign(10, -7.0f);
+  apply_result(x, two_tensors(), 2, aggregate.data(), scratch);
+  EXPECT_EQ(aggregate, want);
+  EXPECT_EQ(scratch.data(), kept);
+}
+
+// A bucket that carries its whole range is scattered straight into the
+// aggregate: only its range is zero-filled, nothing outside it is touched
+// and no scratch memory is used.
+TEST(Exchange, WholeRangeAllgatherScattersInPlace) {
+  ModelLayout layout = two_tensors();
+  std::vector<RangeSelection> made = {selection(1, 2, {0, 5}, {1.5f, -2.0f})};
+  std::vector<float> send(10, 9.0f);
+  send[4] = 1.5f, send[9] = -2.0f;
+  BucketExchange x;
+  x.bucket = bucket(Collective::kAllgather, 1, 2, 6, 0, Alignment::kExchangeCounts);
+  x.segments = bucket_segments(x.bucket, layout, {-1, 0}, made);
+  fill_payload(x, layout, send.data(), made);
+  EXPECT_EQ(x.indices, (std::vector<int32_t>{0, 5}));
+  ScriptedPeer peer;
+  peer.peer_gather = {1, int64_t(bucket_fingerprint(x.bucket, 0, 0))};
+  peer.peer_values = {4.0f};
+  peer.peer_indices = {2};
+  run_collective(x, peer);
+  std::vector<float> aggregate(10, -7.0f), scratch;
+  apply_result(x, layout, 2, aggregate.data(), scratch);
+  EXPECT_EQ(aggregate, (std::vector<float>{-7, -7, -7, -7, 0.75f, 0, 2.0f, 0, 0, -1.0f}));
+  EXPECT_TRUE(scratch.empty());
 }
 
 TEST(Exchange, EqualSlicesLosesWhatTheSeedReceiverLoses) {
@@ -156,8 +188,8 @@ TEST(Exchange, EqualSlicesLosesWhatTheSeedReceiverLoses) {
   peer.peer_indices = {9, 6, 4};
   peer.peer_gather[0] = 3;
   run_collective(x, peer);
-  std::vector<float> aggregate(10, 0.0f);
-  apply_result(x, two_tensors(), 2, aggregate.data());
+  std::vector<float> aggregate(10, 0.0f), scratch;
+  apply_result(x, two_tensors(), 2, aggregate.data(), scratch);
   // Slice 0 = rank 0's pairs; slice 1 = (9 -> 4), (6 -> 1); (4 -> 3) is the dropped tail.
   EXPECT_EQ(x.lost, 1);
   std::vector<float> want = {0, 0, 0, 0, 0.75f, 0, 0.5f, 0, 0, 1.0f};
@@ -173,8 +205,8 @@ TEST(Exchange, PadToMaxPadsWithZeroContributions) {
   run_collective(x, peer);
   EXPECT_EQ(x.counts, (std::vector<int64_t>{3, 3}));
   EXPECT_EQ(x.bytes_sent(), 24);
-  std::vector<float> aggregate(10, 0.0f);
-  apply_result(x, two_tensors(), 2, aggregate.data());
+  std::vector<float> aggregate(10, 0.0f), scratch;
+  apply_result(x, two_tensors(), 2, aggregate.data(), scratch);
   std::vector<float> want = {0, 0, 0, 0, 2.25f, 0, 0.5f, 0, 0, 1.0f};
   EXPECT_EQ(aggregate, want);
 }
@@ -208,8 +240,8 @@ TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
   ScriptedPeer peer;
   peer.peer_values = {3, 2, 1, 0};
   run_collective(x, peer);
-  std::vector<float> aggregate(10, -1.0f);
-  apply_result(x, layout, 2, aggregate.data());
+  std::vector<float> aggregate(10, -1.0f), scratch;
+  apply_result(x, layout, 2, aggregate.data(), scratch);
   EXPECT_EQ(aggregate, (std::vector<float>{2, 2, 2, 2, -1, -1, -1, -1, -1, -1}));
 }
 

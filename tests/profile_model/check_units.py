@@ -59,6 +59,16 @@ class Build(unittest.TestCase):
         shares = {x["name"]: x["forward_ns"] for x in t["tensors"]}
         self.assertEqual((shares["a.weight"], shares["a.bias"], shares["b.weight"]), (4, 4, 2))
 
+    def test_a_cv_beyond_the_readers_limit_is_clamped_and_recorded(self):
+        its = self.iterations()
+        its[0].optimizer = 5000  # totals 5060, 72, 70: median 72, IQR (5060 - 71) inclusive quartiles
+        provenance = {}
+        t = tracefile.build(_workload(), self.names, self.shapes, self.owners, its, provenance, 4)
+        self.assertEqual(t["iteration_cv"], 10.0)
+        raw = tracefile.robust_cv([5060, 72, 70])
+        self.assertGreater(raw, 10.0)
+        self.assertEqual(provenance["iteration_cv_unclamped"], raw)
+
     def test_gradient_in_some_iterations_only_is_an_error(self):
         its = self.iterations()
         del its[1].ready[0]

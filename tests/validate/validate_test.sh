@@ -28,6 +28,16 @@ assert abs(mean["measured"] - 1e3 * run["iteration_time_s"]["mean"]) < 1e-9, mea
 assert abs(mean["relative_error"] - (mean["simulated"] - mean["measured"]) / mean["measured"]) < 1e-12, mean
 PY
 [[ -f "$tmp/v/simulated/result.json" ]] || fail "no simulated/result.json"
+# The run replayed every compute time x 100 (--time-scale 100): so does the
+# simulation (tiny4: forward 1000 ns -> 0.1 ms, backward 4000 ns -> 0.4 ms).
+grep -q "compute times x 100 (the run's executor.time_scale)" "$tmp/v.log" || fail "time scale line: $(cat "$tmp/v.log")"
+python3 - "$tmp/v/simulated/result.json" "$tmp/v/validation.json" <<'PY' || fail "validate ignores executor.time_scale"
+import json, sys
+sim, v = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert abs(sim["breakdown_s"]["forward"] - 1e-4) < 1e-12, sim["breakdown_s"]
+assert sim["breakdown_s"]["backward"] >= 4e-4 - 1e-12, sim["breakdown_s"]
+assert v["time_scale"] == 100, v
+PY
 
 # A simulation compared with itself: every error is exactly 0.
 "$sf" simulate "$tmp/tiny4.json" --out "$tmp/sim" >/dev/null 2>&1 || fail "simulate"
@@ -55,6 +65,13 @@ expect2() {
 expect2 "$tmp/none.json: cannot open file" "$tmp/none.json"
 expect2 "$PWD/tests/data/tiny4.json: at /: missing required key \"scenario\"" "$PWD/tests/data/tiny4.json"
 expect2 "$tmp/run/result.json: at /scenario/workers: expected an integer" "$tmp/run/result.json" --set workers=0
+python3 - "$tmp/run/result.json" "$tmp/scale0.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["executor"]["time_scale"] = 0
+json.dump(r, open(sys.argv[2], "w"))
+PY
+expect2 "$tmp/scale0.json: at /executor/time_scale: expected" "$tmp/scale0.json"
 # Relative paths resolve from the result's directory.
 cp "$PWD/profiles/cpu-dev-2core.json" "$tmp/run/kernels.json"
 "$sf" validate "$tmp/run/result.json" --set compression.profile=kernels.json >/dev/null 2>&1 ||

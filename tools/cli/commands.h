@@ -23,5 +23,6 @@ int run_validate(const Args& args);
 int run_calibrate(const Args& args);
 int run_fidelity(const Args& args);
 int run_profile_model(const Args& args);
+int run_train(const Args& args);
 
 }  // namespace sparsefuse::cli

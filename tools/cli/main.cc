@@ -34,6 +34,7 @@ commands:
   calibrate TABLE...       fit latency and bandwidth per size range to nccl-tests / OSU / profile tables
   fidelity                 run the fidelity suite: predicted against published measurements
   profile-model            train a PyTorch model briefly; write a measured trace (per-tensor gradient-ready times)
+  train                    train a PyTorch model with a scheme under the runtime (mpirun -np P); write result.json
 
 'sparsefuse COMMAND --help' describes each command.)";
 
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
       {"sweep", run_sweep}, {"plot", run_plot}, {"report", run_report}, {"profile-kernels", run_profile_kernels},
       {"run", run_runtime}, {"validate", run_validate}, {"profile-collectives", run_profile_collectives},
       {"calibrate", run_calibrate}, {"fidelity", run_fidelity},
-      {"profile-model", run_profile_model}};
+      {"profile-model", run_profile_model}, {"train", run_train}};
   // Line-buffered even when piped, so progress and results interleave in order.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // Under `bazel run` the working directory is the runfiles tree; relative

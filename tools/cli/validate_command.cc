@@ -3,11 +3,13 @@
 // --set options give (a measured collective table, a CPU kernel profile) —
 // and prints measured against simulated, metric by metric and bucket by
 // bucket (sim/validation.h).
+#include <cmath>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "common/atomic_file.h"
+#include "common/trace.h"
 #include "model/recorded_run.h"
 #include "model/scenario.h"
 #include "sim/simulator.h"
@@ -19,6 +21,31 @@ namespace sparsefuse::cli {
 
 namespace {
 
+// `sparsefuse run --time-scale X` replays every compute time of the trace
+// multiplied by X; the simulation must see the same times. Reads the
+// result's executor.time_scale (1 when absent: a simulation, or a run
+// without it) and scales the scenario's trace.
+double recorded_time_scale(const JsonNode& measured) {
+  const auto executor = measured.optional_child("executor");
+  if (!executor || !executor->json().is_object()) return 1.0;
+  const auto scale = executor->optional_child("time_scale");
+  if (!scale) return 1.0;
+  return scale->as_number(0, 1e6, /*min_exclusive=*/true);
+}
+
+void scale_compute_times(Trace& trace, double x) {
+  const auto scaled = [x](TimeNs ns) { return TimeNs(std::llround(double(ns) * x)); };
+  trace.forward_ns = scaled(trace.forward_ns);
+  trace.backward_ns = scaled(trace.backward_ns);
+  trace.optimizer_ns = scaled(trace.optimizer_ns);
+  trace.iteration_ns = scaled(trace.iteration_ns);
+  for (TraceTensor& t : trace.tensors) {
+    t.ready_ns = scaled(t.ready_ns);
+    t.forward_ns = scaled(t.forward_ns);
+    t.ready_spread_ns = scaled(t.ready_spread_ns);
+  }
+}
+
 std::string error_text(const std::optional<double>& e) { return e ? fmt::format("{:+.1f}%", *e * 100) : "n/a"; }
 
 std::string describe_executor(const Json& result) {
@@ -28,11 +55,14 @@ std::string describe_executor(const Json& result) {
 }
 
 void print(const model::Validation& v, const std::string& measured_path, const Json& measured, const Json& simulated,
-           const std::vector<std::string>& overrides) {
+           const std::vector<std::string>& overrides, double time_scale) {
   std::string sets;
   for (const auto& o : overrides) sets += " --set " + o;
   std::cout << fmt::format("measured    {} ({})\n", measured_path, describe_executor(measured));
   std::cout << fmt::format("simulated   its recorded scenario{}\n", sets.empty() ? "" : " with" + sets);
+  if (time_scale != 1.0) {
+    std::cout << fmt::format("            compute times x {} (the run's executor.time_scale)\n", time_scale);
+  }
   std::cout << fmt::format("            network {}, compression costs: {}\n\n", simulated["network"].value("model", "?"),
                            simulated.value("compression_costs", "?"));
   std::cout << fmt::format("{:<44}{:>12}{:>12}{:>10}\n", "metric", "measured", "simulated", "error");
@@ -81,19 +111,22 @@ int run_validate(const Args& args) {
   }
   const std::string path = vm["result"].as<std::string>();
   const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  const model::RecordedRun recorded = model::load_recorded_run(path, overrides);
+  model::RecordedRun recorded = model::load_recorded_run(path, overrides);
   const Json& measured = recorded.document;
-  const model::Scenario& scenario = recorded.scenario;
+  model::Scenario& scenario = recorded.scenario;
+  const JsonNode root(measured, path, "");
+  const double time_scale = recorded_time_scale(root);
+  scale_compute_times(scenario.trace, time_scale);
   const Json simulated = sim::simulate(scenario).to_json(/*timing=*/false);
-  const model::Validation v =
-      model::compare_results(JsonNode(measured, path, ""), JsonNode(simulated, "the simulation", ""));
-  print(v, path, measured, simulated, overrides);
+  const model::Validation v = model::compare_results(root, JsonNode(simulated, "the simulation", ""));
+  print(v, path, measured, simulated, overrides, time_scale);
   if (vm.count("out")) {
     const std::string dir = vm["out"].as<std::string>();
     write_file_atomically(dir + "/simulated/result.json", simulated.dump(2) + "\n");
     Json out = v.to_json();
     out["measured"] = path;
     out["overrides"] = overrides;
+    out["time_scale"] = time_scale;
     out["simulated"] = "simulated/result.json";
     write_file_atomically(dir + "/validation.json", out.dump(2) + "\n");
     std::cout << "wrote " << dir << "/validation.json and " << dir << "/simulated/result.json\n";

@@ -18,12 +18,15 @@ INSTALL_HINT = ("install Debian's PyTorch with 'apt-get install python3-torch py
                 "(tools/setup does), or point SPARSEFUSE_PYTHON at a python3 that has torch")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line and exit 2, not argparse's usage block
-        raise InputError(f"{message} (see {PROG} --help)")
+class Parser(argparse.ArgumentParser):
+    """Bad options as one line and exit 2 (InputError), not argparse's usage
+    block; shared with `sparsefuse train`."""
+
+    def error(self, message):
+        raise InputError(f"{message} (see {self.prog} --help)")
 
 
-def _positive(name, low=1):
+def positive(name, low=1):
     def parse(text):
         try:
             value = int(text)
@@ -36,7 +39,7 @@ def _positive(name, low=1):
 
 
 def parser():
-    p = _Parser(prog=PROG, description="Train a PyTorch model on synthetic inputs for warm-up plus N measured "
+    p = Parser(prog=PROG, description="Train a PyTorch model on synthetic inputs for warm-up plus N measured "
                 "iterations and write a measured sparsefuse-trace/1 file: per-tensor gradient-ready offsets "
                 "(AccumulateGrad hooks) with their spread, per-module forward times, optimizer and iteration time.")
     p.add_argument("--model", required=True,
@@ -48,21 +51,21 @@ def parser():
                         "(SHAPE:int64:HIGH draws integers in [0, HIGH)); repeat for several inputs")
     p.add_argument("--data", help="FILE.py models: FILE.py:FUNC, FUNC(batch) returns an iterable of batches, each a "
                                   "tensor or tuple of tensors (the forward's arguments); instead of --input")
-    p.add_argument("--batch", type=_positive("--batch"), help="batch size (default: the seed set-up's, else 32)")
-    p.add_argument("--seq-len", type=_positive("--seq-len"), help="sequence length (BERT 384, GPT-2 1024 by default)")
-    p.add_argument("--image-size", type=_positive("--image-size"),
+    p.add_argument("--batch", type=positive("--batch"), help="batch size (default: the seed set-up's, else 32)")
+    p.add_argument("--seq-len", type=positive("--seq-len"), help="sequence length (BERT 384, GPT-2 1024 by default)")
+    p.add_argument("--image-size", type=positive("--image-size"),
                    help="image side in pixels (default 224; 32 for resnet50-cifar100)")
-    p.add_argument("--iterations", type=_positive("--iterations"), default=10, help="measured iterations (10)")
-    p.add_argument("--warmup", type=_positive("--warmup", 0), default=2, help="warm-up iterations, not recorded (2)")
-    p.add_argument("--threads", type=_positive("--threads"), default=1,
+    p.add_argument("--iterations", type=positive("--iterations"), default=10, help="measured iterations (10)")
+    p.add_argument("--warmup", type=positive("--warmup", 0), default=2, help="warm-up iterations, not recorded (2)")
+    p.add_argument("--threads", type=positive("--threads"), default=1,
                    help="torch.set_num_threads (default 1; recorded in the trace)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cpu (monotonic clock) or cuda (events)")
-    p.add_argument("--seed", type=_positive("--seed", 0), default=0, help="seed of the synthetic inputs (0)")
+    p.add_argument("--seed", type=positive("--seed", 0), default=0, help="seed of the synthetic inputs (0)")
     p.add_argument("--note", default="", help="a sentence stored in the provenance (e.g. that the host was shared)")
     return p
 
 
-def _import_torch():
+def import_torch():
     try:
         import torch
     except ImportError as e:
@@ -70,7 +73,7 @@ def _import_torch():
     return torch
 
 
-def _cpu_name():
+def cpu_name():
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             for line in f:
@@ -100,20 +103,13 @@ def _ms(ns):
     return f"{ns / 1e6:.3f} ms"
 
 
-def run(args, argv):
-    torch = _import_torch()  # before the modules that import it, for the one-line error
-    from sparsefuse_profile import clocks, profiler, tracefile, workloads
+def measure(torch, args, command, workload, device_name, clock):
+    """Profiles WORKLOAD (warm-up plus measured iterations, as ARGS say) and
+    returns (the trace document, the parameter names, their measured order
+    and the positions where it differs from reverse registration). Shared
+    with `sparsefuse train`, which profiles before it trains."""
+    from sparsefuse_profile import profiler, tracefile
 
-    _check_out(args.out)
-    if args.device == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"--device cuda: PyTorch {torch.__version__} sees no CUDA GPU "
-                         "(torch.cuda.is_available() is false); use --device cpu or a machine with a GPU")
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(args.seed)
-    gen = torch.Generator().manual_seed(args.seed)
-    if args.batch is None:
-        args.batch = workloads.default_batch(args.model)
-    workload = workloads.resolve(args, torch.device(args.device), gen)
     named = list(workload.model.named_parameters())
     if not named:
         raise InputError(f"--model {args.model}: the model has no parameters, so there is no gradient to time")
@@ -124,19 +120,10 @@ def run(args, argv):
         raise InputError(f"--model {args.model}: expected float32 parameters (the only gradient type the "
                          "simulator models)")
     optimizer, optimizer_name = _optimizer(torch, workload.optimizer, trainable)
-    if args.device == "cuda":
-        clock = clocks.CudaClock(torch)
-        device_name = torch.cuda.get_device_name()
-    else:
-        clock = clocks.CpuClock()
-        device_name = _cpu_name()
-    print(f"profiling {workload.name} on {args.device} ({device_name}), batch {args.batch}, "
-          f"{args.warmup} warm-up + {args.iterations} measured iterations, {torch.get_num_threads()} thread(s)",
-          flush=True)
     iterations = profiler.profile(workload, optimizer, clock, args.warmup, args.iterations)
     _, owner_index = profiler.parameter_owners(workload.model, [p for _, p in named])
     names = [n for n, _ in named]
-    order, without = tracefile.measured_order(names, iterations)
+    order, _ = tracefile.measured_order(names, iterations)
     if not order:
         raise InputError(f"--model {args.model}: no parameter received a gradient from the loss")
     moved = tracefile.order_differences(order)
@@ -167,12 +154,41 @@ def run(args, argv):
         "backward_spread_ns": tracefile.spread_ns([it.backward for it in iterations]),
         "optimizer_spread_ns": tracefile.spread_ns([it.optimizer for it in iterations]),
         "order_positions_differing_from_reverse_registration": len(moved),
-        "command": "sparsefuse profile-model " + " ".join(argv),
+        "command": command,
     }
     if args.note:
         provenance["note"] = args.note
     trace = tracefile.build(workload, names, [tuple(p.shape) for _, p in named], owner_index, iterations,
                             provenance, args.batch)
+    return trace, names, order, moved
+
+
+def run(args, argv):
+    torch = import_torch()  # before the modules that import it, for the one-line error
+    from sparsefuse_profile import clocks, tracefile, workloads
+
+    _check_out(args.out)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"--device cuda: PyTorch {torch.__version__} sees no CUDA GPU "
+                         "(torch.cuda.is_available() is false); use --device cpu or a machine with a GPU")
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    gen = torch.Generator().manual_seed(args.seed)
+    if args.batch is None:
+        args.batch = workloads.default_batch(args.model)
+    workload = workloads.resolve(args, torch.device(args.device), gen)
+    if args.device == "cuda":
+        clock = clocks.CudaClock(torch)
+        device_name = torch.cuda.get_device_name()
+    else:
+        clock = clocks.CpuClock()
+        device_name = cpu_name()
+    print(f"profiling {workload.name} on {args.device} ({device_name}), batch {args.batch}, "
+          f"{args.warmup} warm-up + {args.iterations} measured iterations, {torch.get_num_threads()} thread(s)",
+          flush=True)
+    trace, names, order, moved = measure(torch, args, "sparsefuse profile-model " + " ".join(argv), workload,
+                                         device_name, clock)
+    provenance = trace["provenance"]
     tracefile.write_atomically(args.out, tracefile.render(trace))
 
     params = sum(t["elements"] for t in trace["tensors"])
@@ -180,7 +196,9 @@ def run(args, argv):
     print(f"model       {trace['model']}: {len(names)} tensors ({len(order)} with gradients), "
           f"{params / 1e6:.2f} M parameters, batch {args.batch}, {workload.input_description}")
     print(f"iteration   median {_ms(trace['iteration_ns'])}  IQR {_ms(provenance['iteration_spread_ns'])}  "
-          f"cv {trace['iteration_cv']:.4f}")
+          f"cv {trace['iteration_cv']:.4f}" + (f" (clamped from {provenance['iteration_cv_unclamped']:.4f}: a noisy "
+                                               "host; use more iterations)" if "iteration_cv_unclamped" in provenance
+                                               else ""))
     # A simulated worker replays the sum of the phase medians; stalls that hit
     # different phases in different iterations raise the median iteration
     # above that sum, so the gap is a measure of how noisy the host was.

@@ -9,6 +9,7 @@ loss.backward() returning; optimizer = backward end -> end (optimizer.step()).
 They partition the iteration, so forward + backward + optimizer is the
 measured iteration time.
 """
+from sparsefuse_profile import hooks
 from sparsefuse_profile.errors import InputError
 
 
@@ -98,16 +99,8 @@ def profile(workload, optimizer, clock, warmup, iterations):
     model, params = workload.model, [p for _, p in workload.model.named_parameters()]
     owners, _ = parameter_owners(model, params)
     marks = {}
-    accumulators = []  # strong references: the graph only holds AccumulateGrad nodes weakly
-    for index, p in enumerate(params):
-        if not p.requires_grad:
-            continue
-        node = p.expand_as(p).grad_fn.next_functions[0][0]
-        if type(node).__name__ != "AccumulateGrad":
-            raise RuntimeError(f"parameter {index}: expected an AccumulateGrad node, got {type(node).__name__}")
-        # A post-hook runs once the gradient has been accumulated into p.grad.
-        node.register_hook(lambda grad_in, grad_out, index=index: marks.__setitem__(index, clock.mark()))
-        accumulators.append(node)
+    # Held until the function returns: the hooks live as long as their nodes.
+    accumulators = hooks.on_gradient_ready(params, lambda index: marks.__setitem__(index, clock.mark()))
     timer = _ForwardTimer(clock, owners)
     model.train()
     measured = []
@@ -132,4 +125,5 @@ def profile(workload, optimizer, clock, warmup, iterations):
                                       clock.ns(backward_end, end), ready, timer.exclusive()))
     finally:
         timer.remove()
+    del accumulators
     return measured

@@ -12,6 +12,7 @@ import statistics
 import tempfile
 
 FORMAT = "sparsefuse-trace/1"
+CV_LIMIT = 10.0  # the largest iteration_cv the trace reader (common/trace.cc) accepts
 
 
 def median_ns(values):
@@ -106,6 +107,12 @@ def build(workload, names, shapes, owner_index, iterations, provenance, batch):
     # never before the last median ready offset.
     assert all(a["ready_ns"] <= b["ready_ns"] for a, b in zip(tensors, tensors[1:]))
     assert backward >= tensors[-1]["ready_ns"]
+    cv = robust_cv(totals)
+    if cv > CV_LIMIT:
+        # A stall in a few iterations of a short run; the trace reader accepts
+        # at most CV_LIMIT, so the raw value is kept in the provenance.
+        provenance["iteration_cv_unclamped"] = cv
+        cv = CV_LIMIT
     return {
         "format": FORMAT,
         "model": workload.name,
@@ -117,7 +124,7 @@ def build(workload, names, shapes, owner_index, iterations, provenance, batch):
         "backward_ns": backward,
         "optimizer_ns": optimizer,
         "iteration_ns": median_ns(totals),
-        "iteration_cv": robust_cv(totals),
+        "iteration_cv": cv,
         "tensors": tensors,
     }
 

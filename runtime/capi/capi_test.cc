@@ -1,0 +1,146 @@
+// The C API over the loopback communicator (one rank, no mpirun): a whole
+// training iteration, results, and every kind of caller mistake as a status
+// code with a message (never an exception or an abort).
+#include "runtime/capi/sparsefuse_c.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// A scenario file for tiny3 (written under the test's temporary directory).
+std::string scenario(const std::string& scheme, int workers = 1, const std::string& text = "") {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/" + scheme + std::to_string(workers) + ".json";
+  std::ofstream(path) << (text.empty() ? R"({"model": {"trace": ")" + std::filesystem::current_path().string() +
+                                             R"(/tests/data/tiny3.json"}, "workers": )" + std::to_string(workers) +
+                                             R"(, "warmup_iterations": 1, "iterations": 2, "scheme": ")" + scheme +
+                                             R"(", "compression": {"density": 0.1}})"
+                                       : text);
+  return path;
+}
+
+struct Fixture : ::testing::Test {
+  void SetUp() override { ASSERT_EQ(sf_comm_create(30, &comm), SF_OK) << sf_last_error(); }
+  void TearDown() override {
+    if (session) sf_session_destroy(session);
+    sf_comm_destroy(comm);
+  }
+  void open(const std::string& scheme) {
+    ASSERT_EQ(sf_session_create(comm, scenario(scheme).c_str(), &session), SF_OK) << sf_last_error();
+  }
+  sf_comm* comm = nullptr;
+  sf_session* session = nullptr;
+};
+
+using CApi = Fixture;
+
+TEST_F(CApi, DenseIterationReturnsTheGradientWhateverTheReadyOrder) {
+  open("wfbp");
+  ASSERT_EQ(sf_session_tensors(session), 3);
+  EXPECT_STREQ(sf_session_tensor_name(session, 1), "b");
+  EXPECT_EQ(sf_session_tensor_elements(session, 2), 250);
+  std::vector<std::vector<float>> grads(3, std::vector<float>(250)), out(3, std::vector<float>(250, -1));
+  for (int t = 0; t < 3; ++t)
+    for (int i = 0; i < 250; ++i) grads[size_t(t)][size_t(i)] = float(t * 1000 + i);
+  float* outputs[3] = {out[0].data(), out[1].data(), out[2].data()};
+  for (int it = 0; it < 3; ++it) {
+    ASSERT_EQ(sf_session_begin_iteration(session), SF_OK) << sf_last_error();
+    // Tensor 2 arrives first: it is held until 0 and 1 are in.
+    for (int t : {2, 0, 1}) ASSERT_EQ(sf_session_tensor_ready(session, t, grads[size_t(t)].data(), 250), SF_OK);
+    ASSERT_EQ(sf_session_wait(session, outputs, 3), SF_OK) << sf_last_error();
+    ASSERT_EQ(sf_session_end_iteration(session), SF_OK) << sf_last_error();
+  }
+  EXPECT_EQ(out, grads);
+  ASSERT_EQ(sf_session_buckets(session), 3);  // wfbp: one allreduce per tensor
+  double times[5];
+  int64_t info[4];
+  ASSERT_EQ(sf_session_bucket(session, 2, times, info), SF_OK);
+  EXPECT_EQ(info[0], 2);
+  EXPECT_EQ(info[1], 3);
+  EXPECT_EQ(info[2], 0);
+  EXPECT_EQ(info[3], 250);
+  EXPECT_LE(times[1], times[2]);
+  EXPECT_LE(times[2], times[3]);
+  char* json = nullptr;
+  ASSERT_EQ(sf_session_finish(session, &json), SF_OK) << sf_last_error();
+  const auto result = nlohmann::json::parse(json);
+  sf_free(json);
+  EXPECT_EQ(result["format"], "sparsefuse-result/1");
+  EXPECT_EQ(result["scenario"]["iterations"], 2);  // three done, one of them warm-up
+  EXPECT_EQ(result["executor"]["name"], "runtime-mpi (training)");
+  EXPECT_EQ(result["buckets"].size(), 3u);
+}
+
+TEST_F(CApi, TopkKeepsTheLargestAndFeedsTheRestBack) {
+  open("topk-layerwise");
+  std::vector<std::vector<float>> grads(3, std::vector<float>(250, 0.0f)), out(3, std::vector<float>(250));
+  for (int i = 0; i < 250; ++i) grads[0][size_t(i)] = float(i);  // top 25: 225..249
+  float* outputs[3] = {out[0].data(), out[1].data(), out[2].data()};
+  for (int it = 0; it < 2; ++it) {
+    ASSERT_EQ(sf_session_begin_iteration(session), SF_OK);
+    ASSERT_EQ(sf_session_backward_started(session), SF_OK);
+    for (int t = 0; t < 3; ++t) ASSERT_EQ(sf_session_tensor_ready(session, t, grads[size_t(t)].data(), 250), SF_OK);
+    ASSERT_EQ(sf_session_wait(session, outputs, 3), SF_OK) << sf_last_error();
+    ASSERT_EQ(sf_session_end_iteration(session), SF_OK);
+    if (it == 0) {
+      for (int i = 0; i < 250; ++i) EXPECT_EQ(out[0][size_t(i)], i >= 225 ? float(i) : 0.0f) << i;
+    }
+  }
+  // Iteration 1: residual + gradient = 2i for i < 225, i for the sent ones;
+  // the top 25 are 2i for i in [200, 225).
+  for (int i = 0; i < 250; ++i) EXPECT_EQ(out[0][size_t(i)], i >= 200 && i < 225 ? float(2 * i) : 0.0f) << i;
+}
+
+TEST_F(CApi, CallerMistakesAreBadInputWithAMessage) {
+  sf_session* bad = nullptr;
+  const std::string broken = scenario("broken", 1, "{\"workers\": ");
+  EXPECT_EQ(sf_session_create(comm, broken.c_str(), &bad), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find(broken + ": malformed JSON"), std::string::npos) << sf_last_error();
+  const std::string two = scenario("wfbp", 2);
+  EXPECT_EQ(sf_session_create(comm, two.c_str(), &bad), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find(two + ": at /workers: expected 1"), std::string::npos)
+      << sf_last_error();
+  EXPECT_EQ(sf_session_create(comm, scenario("horovod").c_str(), &bad), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find("at /scheme"), std::string::npos) << sf_last_error();
+  EXPECT_EQ(bad, nullptr);
+
+  open("wfbp");
+  std::vector<float> g(250, 1.0f);
+  EXPECT_EQ(sf_session_tensor_ready(session, 0, g.data(), 250), SF_BAD_INPUT);  // before begin_iteration
+  EXPECT_NE(std::string(sf_last_error()).find("tensor_ready called between iterations"), std::string::npos)
+      << sf_last_error();
+  ASSERT_EQ(sf_session_begin_iteration(session), SF_OK);
+  EXPECT_EQ(sf_session_tensor_ready(session, 0, g.data(), 249), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find("tensor 0 (a): expected 250 elements, got 249"), std::string::npos)
+      << sf_last_error();
+  EXPECT_EQ(sf_session_tensor_ready(session, 3, g.data(), 250), SF_BAD_INPUT);
+  ASSERT_EQ(sf_session_tensor_ready(session, 0, g.data(), 250), SF_OK);
+  EXPECT_EQ(sf_session_tensor_ready(session, 0, g.data(), 250), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find("reported ready twice"), std::string::npos) << sf_last_error();
+  std::vector<float> o(250 * 3);
+  float* outputs[3] = {o.data(), o.data() + 250, o.data() + 500};
+  EXPECT_EQ(sf_session_wait(session, outputs, 3), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find("tensor 1 (b) was never reported ready"), std::string::npos)
+      << sf_last_error();
+  char* json = nullptr;
+  EXPECT_EQ(sf_session_finish(session, &json), SF_BAD_INPUT);  // mid-iteration
+}
+
+TEST_F(CApi, BroadcastOnOneRankReturnsTheText) {
+  char* text = nullptr;
+  ASSERT_EQ(sf_comm_broadcast_text(comm, 0, "a trace, 17 bytes", &text), SF_OK) << sf_last_error();
+  EXPECT_STREQ(text, "a trace, 17 bytes");
+  sf_free(text);
+  EXPECT_EQ(sf_comm_broadcast_text(comm, 1, "x", &text), SF_BAD_INPUT);
+  EXPECT_EQ(sf_comm_rank(comm), 0);
+  EXPECT_EQ(sf_comm_size(comm), 1);
+}
+
+}  // namespace

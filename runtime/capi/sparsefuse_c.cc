@@ -1,0 +1,236 @@
+// The C API (sparsefuse_c.h) over runtime::TrainingSession: exceptions become
+// status codes and a per-thread message.
+#include "runtime/capi/sparsefuse_c.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/input_error.h"
+#include "model/scenario.h"
+#include "runtime/comm_thread.h"
+#include "runtime/mpi_communicator.h"
+#include "runtime/training.h"
+
+using sparsefuse::InputError;
+namespace rt = sparsefuse::runtime;
+
+struct sf_comm {
+  std::unique_ptr<rt::CommThread> thread;
+  std::chrono::milliseconds timeout{60'000};
+  bool under_mpirun = false;
+  bool failed = false;  // a collective failed: the thread may be stuck inside MPI
+};
+
+struct sf_session {
+  sf_comm* comm = nullptr;
+  std::unique_ptr<rt::TrainingSession> session;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// Runs BODY, mapping what it throws to a status code and last_error. A failed
+// collective marks COMM as failed.
+template <typename Body>
+int guarded(sf_comm* comm, Body&& body) {
+  try {
+    body();
+    return SF_OK;
+  } catch (const InputError& e) {
+    last_error = e.what();
+    return SF_BAD_INPUT;
+  } catch (const std::invalid_argument& e) {
+    last_error = e.what();
+    return SF_BAD_INPUT;
+  } catch (const rt::CommTimeout& e) {
+    last_error = e.what();
+    if (comm) comm->failed = true;
+    return SF_COMM_FAILED;
+  } catch (const std::runtime_error& e) {
+    // Errors of the communication thread's jobs (a failed or mismatched collective).
+    last_error = e.what();
+    if (comm) comm->failed = true;
+    return SF_COMM_FAILED;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return SF_INTERNAL;
+  } catch (...) {
+    last_error = "unknown exception";
+    return SF_INTERNAL;
+  }
+}
+
+char* copy_out(const std::string& text) {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (!out) throw std::bad_alloc();
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+
+void require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* sf_last_error(void) { return last_error.c_str(); }
+
+int sf_comm_create(double timeout_s, sf_comm** out) {
+  return guarded(nullptr, [&] {
+    require(out != nullptr, "sf_comm_create: OUT is null");
+    require(timeout_s > 0 && timeout_s <= 86400, "sf_comm_create: expected a timeout in (0, 86400] seconds");
+    auto comm = std::make_unique<sf_comm>();
+    comm->timeout = std::chrono::milliseconds(std::llround(timeout_s * 1000));
+    comm->under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+    const bool mpi = comm->under_mpirun;
+    comm->thread = std::make_unique<rt::CommThread>([mpi]() -> std::unique_ptr<rt::Communicator> {
+      if (mpi) return std::make_unique<rt::MpiCommunicator>();
+      return std::make_unique<rt::LoopbackCommunicator>();
+    });
+    *out = comm.release();
+  });
+}
+
+int sf_comm_rank(const sf_comm* comm) { return comm ? comm->thread->rank() : -1; }
+int sf_comm_size(const sf_comm* comm) { return comm ? comm->thread->size() : -1; }
+
+int sf_comm_broadcast_text(sf_comm* comm, int root, const char* text, char** out) {
+  return guarded(comm, [&] {
+    require(comm && out, "sf_comm_broadcast_text: null argument");
+    require(root >= 0 && root < comm->thread->size(), "sf_comm_broadcast_text: ROOT is not a rank");
+    const bool mine = comm->thread->rank() == root;
+    require(!mine || text, "sf_comm_broadcast_text: the root's TEXT is null");
+    // Over the communicator's int64 allgather: the root's length, then its
+    // bytes packed eight to a word (the other ranks send zeros).
+    const int64_t length = mine ? int64_t(std::strlen(text)) : 0;
+    std::string result;
+    comm->thread->submit(
+        [&](rt::Communicator& c) {
+          const int64_t n = c.allgather(&length, 1)[size_t(root)];
+          const int words = int((n + 7) / 8);
+          std::vector<int64_t> packed(size_t(std::max(words, 1)), 0);
+          if (mine) std::memcpy(packed.data(), text, size_t(n));
+          const std::vector<int64_t> all = c.allgather(packed.data(), int(packed.size()));
+          result.assign(reinterpret_cast<const char*>(all.data() + size_t(root) * packed.size()), size_t(n));
+        },
+        "a text broadcast");
+    comm->thread->drain(comm->timeout);
+    *out = copy_out(result);
+  });
+}
+
+int sf_comm_destroy(sf_comm* comm) {
+  if (!comm) return SF_OK;
+  if (comm->failed) {
+    (void)comm->thread.release();  // may be blocked inside MPI: never joined (the process is ending)
+  }
+  delete comm;
+  return SF_OK;
+}
+
+int sf_session_create(sf_comm* comm, const char* scenario_path, sf_session** out) {
+  return guarded(comm, [&] {
+    require(comm && scenario_path && out, "sf_session_create: null argument");
+    rt::RunOptions options;
+    options.timeout = comm->timeout;
+    options.transport = comm->under_mpirun ? "mpi" : "loopback";
+    auto session = std::make_unique<sf_session>();
+    session->comm = comm;
+    session->session = std::make_unique<rt::TrainingSession>(
+        sparsefuse::model::load_scenario(scenario_path, {}), *comm->thread, options);
+    *out = session.release();
+  });
+}
+
+int sf_session_tensors(const sf_session* s) { return s ? s->session->tensors() : -1; }
+
+const char* sf_session_tensor_name(const sf_session* s, int t) {
+  if (!s || t < 0 || t >= s->session->tensors()) return nullptr;
+  return s->session->name(t).c_str();
+}
+
+int64_t sf_session_tensor_elements(const sf_session* s, int t) {
+  if (!s || t < 0 || t >= s->session->tensors()) return -1;
+  return s->session->elements(t);
+}
+
+int sf_session_begin_iteration(sf_session* s) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s, "sf_session_begin_iteration: null session");
+    s->session->begin_iteration();
+  });
+}
+
+int sf_session_backward_started(sf_session* s) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s, "sf_session_backward_started: null session");
+    s->session->backward_started();
+  });
+}
+
+int sf_session_tensor_ready(sf_session* s, int t, const float* data, int64_t elements) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s && data, "sf_session_tensor_ready: null argument");
+    s->session->tensor_ready(t, data, elements);
+  });
+}
+
+int sf_session_wait(sf_session* s, float* const* outputs, int count) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s && outputs, "sf_session_wait: null argument");
+    for (int t = 0; t < count; ++t) require(outputs[t] != nullptr, "sf_session_wait: a null output pointer");
+    s->session->wait(outputs, count);
+  });
+}
+
+int sf_session_end_iteration(sf_session* s) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s, "sf_session_end_iteration: null session");
+    s->session->end_iteration();
+  });
+}
+
+int sf_session_buckets(const sf_session* s) { return s ? int(s->session->buckets().size()) : -1; }
+
+int sf_session_bucket(const sf_session* s, int k, double times_s[5], int64_t info[4]) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s && times_s && info, "sf_session_bucket: null argument");
+    const auto& buckets = s->session->buckets();
+    require(k >= 0 && k < int(buckets.size()), "sf_session_bucket: K is not a bucket of the last iteration");
+    const rt::BucketExchange& x = *buckets[size_t(k)];
+    const double ns[] = {double(x.posted), double(x.started), double(x.finished), double(x.decompressed),
+                         double(x.compression_ns)};
+    for (int i = 0; i < 5; ++i) times_s[i] = ns[i] * 1e-9;
+    info[0] = x.bucket.first_tensor;
+    info[1] = x.bucket.end_tensor;
+    info[2] = x.bucket.collective == sparsefuse::Collective::kAllgather ? 1 : 0;
+    info[3] = x.sent_count;
+  });
+}
+
+int sf_session_finish(sf_session* s, char** out) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s && out, "sf_session_finish: null argument");
+    *out = copy_out(s->session->finish().to_json().dump(2) + "\n");
+  });
+}
+
+int sf_session_destroy(sf_session* s) {
+  if (!s) return SF_OK;
+  if (s->comm && s->comm->failed) (void)s->session.release();  // its exchanges may still be in use by a stuck job
+  delete s;
+  return SF_OK;
+}
+
+void sf_free(char* text) { std::free(text); }
+
+}  // extern "C"

@@ -1,0 +1,80 @@
+/* The runtime's C API: a real training loop (PyTorch through ctypes, see
+ * tools/train/) drives one rank of the runtime engine (runtime/training.h).
+ *
+ * Every call returns a status: SF_OK, SF_BAD_INPUT (the caller's mistake: a
+ * bad scenario, an unsupported scheme, a wrong tensor or call order; the
+ * message names it), SF_INTERNAL (a failure inside the runtime), or
+ * SF_COMM_FAILED (a collective failed or did not finish within the timeout:
+ * a peer died, hangs or flushed a different bucket sequence; the
+ * communication thread may still be blocked inside MPI, so the process must
+ * exit — sf_session_destroy then leaves the thread behind instead of
+ * joining it). sf_last_error() is the message of this thread's last failed
+ * call. Nothing here aborts the process or throws across the API.
+ *
+ * Under mpirun (OMPI_COMM_WORLD_SIZE set) the session's communication
+ * thread initialises MPI and is the only thread that calls it; otherwise a
+ * single-rank loopback is used. One communicator per process. */
+#ifndef SPARSEFUSE_RUNTIME_CAPI_SPARSEFUSE_C_H_
+#define SPARSEFUSE_RUNTIME_CAPI_SPARSEFUSE_C_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { SF_OK = 0, SF_INTERNAL = 1, SF_BAD_INPUT = 2, SF_COMM_FAILED = 3 };
+
+typedef struct sf_comm sf_comm;
+typedef struct sf_session sf_session;
+
+const char* sf_last_error(void);
+
+/* The process's communicator (MPI under mpirun). TIMEOUT_S bounds every
+ * collective. */
+int sf_comm_create(double timeout_s, sf_comm** out);
+int sf_comm_rank(const sf_comm* comm);
+int sf_comm_size(const sf_comm* comm);
+/* ROOT's TEXT (NUL-terminated) to every rank; *OUT is freed with sf_free. */
+int sf_comm_broadcast_text(sf_comm* comm, int root, const char* text, char** out);
+/* Destroys the communicator (MPI_Finalize); every session must be gone. */
+int sf_comm_destroy(sf_comm* comm);
+
+/* A session for the scenario file SCENARIO_PATH (relative paths in it
+ * resolve from its directory, as for `sparsefuse run`). */
+int sf_session_create(sf_comm* comm, const char* scenario_path, sf_session** out);
+int sf_session_tensors(const sf_session* s);
+/* Tensor T in backward order: its name (valid while the session lives) and size. */
+const char* sf_session_tensor_name(const sf_session* s, int t);
+int64_t sf_session_tensor_elements(const sf_session* s, int t);
+
+int sf_session_begin_iteration(sf_session* s);
+int sf_session_backward_started(sf_session* s);
+/* Tensor T's gradient (ELEMENTS floats at DATA, copied before returning) is
+ * ready; the policy sees tensors in backward order (an early one waits for
+ * its predecessors). */
+int sf_session_tensor_ready(sf_session* s, int t, const float* data, int64_t elements);
+/* After backward: waits for every bucket and writes tensor t's averaged
+ * gradient to OUTPUTS[t] (COUNT = sf_session_tensors). */
+int sf_session_wait(sf_session* s, float* const* outputs, int count);
+int sf_session_end_iteration(sf_session* s);
+
+/* The last iteration's buckets in flush order. TIMES_S[5]: posted, collective
+ * start, collective end, decompressed (seconds since the iteration start),
+ * and compression (seconds). INFO[4]: first tensor, end tensor, collective
+ * (0 allreduce, 1 allgather), elements sent by this rank. */
+int sf_session_buckets(const sf_session* s);
+int sf_session_bucket(const sf_session* s, int k, double times_s[5], int64_t info[4]);
+
+/* Collective: every rank calls it once after its last iteration. *OUT is
+ * result.json (the simulator's schema plus "executor"), freed with sf_free. */
+int sf_session_finish(sf_session* s, char** out);
+int sf_session_destroy(sf_session* s);
+
+void sf_free(char* text);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

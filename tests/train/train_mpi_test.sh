@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# sparsefuse train on 2 ranks (mpirun): a small classifier trained with a
+# dense scheme (wfbp) and a sparse one (topk-layerwise, error feedback);
+# every rank dumps its own and its averaged gradients, and an independent
+# torch reference (check_grads.py) recomputes the averages. Then the result
+# is validated against the simulator, and bad input exits 2.
+set -uo pipefail
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
+py=/usr/bin/python3
+task="$PWD/tests/train/tasks.py"
+
+train() {  # train NAME SCHEME [ARGS...]
+  local name=$1 scheme=$2; shift 2
+  timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 "$sf" train --model "$task:classifier" \
+    --data "$task:shards" --batch 16 --scheme "$scheme" --warmup 1 --iterations 4 --profile-iterations 3 \
+    --out "$tmp/$name" --dump-grads "$tmp/$name-grads" "$@" >"$tmp/$name.log" 2>&1
+}
+
+train dense wfbp || fail "train wfbp: $(cat "$tmp/dense.log")"
+$py tests/train/check_grads.py "$tmp/dense-grads" 2 dense >"$tmp/check.log" 2>&1 ||
+  fail "dense averages: $(cat "$tmp/check.log")"
+grep -q "dense: 5 iterations x 6 tensors x 2 ranks" "$tmp/check.log" || fail "dense check: $(cat "$tmp/check.log")"
+$py - "$tmp/dense/result.json" <<'PY' || fail "dense result.json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["format"] == "sparsefuse-result/1", r["format"]
+assert r["executor"]["name"] == "runtime-mpi (training)" and r["executor"]["ranks"] == 2, r["executor"]
+assert r["scenario"]["model"] == {"trace": "trace.json"} and r["scenario"]["iterations"] == 4, r["scenario"]
+assert r["plan"]["preset"] == "wfbp" if "preset" in r.get("plan", {}) else True
+assert len(r["buckets"]) == 6 and all(b["collective"] == "allreduce" for b in r["buckets"]), r["buckets"]
+assert all(b["duration_s"] > 0 for b in r["buckets"]), r["buckets"]
+losses = r["training"]["loss_per_iteration"]
+assert len(losses) == 5 and all(l > 0 for l in losses), losses
+PY
+[[ -f "$tmp/dense/trace.json" ]] || fail "no trace.json written by the profiling ranks"
+
+train sparse topk-layerwise --set compression.density=0.1 || fail "train topk-layerwise: $(cat "$tmp/sparse.log")"
+$py tests/train/check_grads.py "$tmp/sparse-grads" 2 topk 0.1 >"$tmp/check.log" 2>&1 ||
+  fail "top-k averages: $(cat "$tmp/check.log")"
+# The reference bites: the sparse run's averages are not the dense average.
+$py tests/train/check_grads.py "$tmp/sparse-grads" 2 dense >/dev/null 2>&1 &&
+  fail "the dense reference accepted sparse averages"
+# Nor is a top-k reference at another density right.
+$py tests/train/check_grads.py "$tmp/sparse-grads" 2 topk 0.2 >/dev/null 2>&1 &&
+  fail "the top-k reference accepted the wrong density"
+
+# The training run validated against the simulator on its own trace.
+"$sf" validate "$tmp/sparse/result.json" --set compression.profile=cpu-dev-2core >"$tmp/v.log" 2>&1 ||
+  fail "validate a train result: $(cat "$tmp/v.log")"
+grep -q "the same 6 collectives in the same order" "$tmp/v.log" || fail "validate buckets: $(cat "$tmp/v.log")"
+
+# Bad input: exit 2, one message, nothing written.
+expect2() {
+  local pattern=$1; shift
+  timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$sf" train --model "$task:classifier" \
+    --data "$task:shards" --batch 16 --warmup 0 --iterations 1 --profile-iterations 1 "$@" >"$tmp/bad.log" 2>&1
+  local status=$?
+  [[ $status -eq 2 ]] || fail "train $* exited $status, expected 2: $(cat "$tmp/bad.log")"
+  grep -qF -- "$pattern" "$tmp/bad.log" || fail "train $*: expected '$pattern' in: $(cat "$tmp/bad.log")"
+}
+expect2 "at /scheme: runtime-mpi cannot run preset \"horovod\"" --scheme horovod --out "$tmp/bad1"
+[[ -e "$tmp/bad1/result.json" ]] && fail "a refused run wrote result.json"
+expect2 "--trace $tmp/none.json: no such file" --scheme wfbp --trace "$tmp/none.json" --out "$tmp/bad2"
+expect2 "--iterations: expected an integer >= 1, got 0" --scheme wfbp --iterations 0 --out "$tmp/bad3"
+finish

@@ -1,0 +1,115 @@
+"""ctypes bindings of the runtime's C API (runtime/capi/sparsefuse_c.h).
+
+Status codes become exceptions: BadInput (the caller's mistake, exit status
+2 in the CLI), CommFailed (a collective failed or timed out: the process
+must end, the communication thread may be stuck inside MPI) and
+RuntimeFailure (anything else inside the runtime)."""
+import ctypes
+import os
+
+SF_OK, SF_INTERNAL, SF_BAD_INPUT, SF_COMM_FAILED = 0, 1, 2, 3
+LIBRARY_ENV = "SPARSEFUSE_TORCH_LIB"
+
+
+class RuntimeFailure(Exception):
+    """A failure inside the runtime (status SF_INTERNAL)."""
+
+
+class BadInput(RuntimeFailure):
+    """The caller's mistake: a bad scenario, an unsupported scheme, a wrong tensor or call order."""
+
+
+class CommFailed(RuntimeFailure):
+    """A collective failed or did not finish in time; end the process."""
+
+
+_lib = None
+
+
+def _declare(lib):
+    c_double_p, c_int64_p = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int64)
+    void_p = ctypes.c_void_p
+    signatures = {
+        "sf_last_error": (ctypes.c_char_p, []),
+        "sf_comm_create": (ctypes.c_int, [ctypes.c_double, ctypes.POINTER(void_p)]),
+        "sf_comm_rank": (ctypes.c_int, [void_p]),
+        "sf_comm_size": (ctypes.c_int, [void_p]),
+        "sf_comm_broadcast_text": (ctypes.c_int, [void_p, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(void_p)]),
+        "sf_comm_destroy": (ctypes.c_int, [void_p]),
+        "sf_session_create": (ctypes.c_int, [void_p, ctypes.c_char_p, ctypes.POINTER(void_p)]),
+        "sf_session_tensors": (ctypes.c_int, [void_p]),
+        "sf_session_tensor_name": (ctypes.c_char_p, [void_p, ctypes.c_int]),
+        "sf_session_tensor_elements": (ctypes.c_int64, [void_p, ctypes.c_int]),
+        "sf_session_begin_iteration": (ctypes.c_int, [void_p]),
+        "sf_session_backward_started": (ctypes.c_int, [void_p]),
+        "sf_session_tensor_ready": (ctypes.c_int, [void_p, ctypes.c_int, void_p, ctypes.c_int64]),
+        "sf_session_wait": (ctypes.c_int, [void_p, ctypes.POINTER(void_p), ctypes.c_int]),
+        "sf_session_end_iteration": (ctypes.c_int, [void_p]),
+        "sf_session_buckets": (ctypes.c_int, [void_p]),
+        "sf_session_bucket": (ctypes.c_int, [void_p, ctypes.c_int, c_double_p, c_int64_p]),
+        "sf_session_finish": (ctypes.c_int, [void_p, ctypes.POINTER(void_p)]),
+        "sf_session_destroy": (ctypes.c_int, [void_p]),
+        "sf_free": (None, [void_p]),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        function = getattr(lib, name)
+        function.restype, function.argtypes = restype, argtypes
+    return lib
+
+
+def library():
+    """The loaded runtime library ($SPARSEFUSE_TORCH_LIB; `sparsefuse train` sets it)."""
+    global _lib
+    if _lib is None:
+        path = os.environ.get(LIBRARY_ENV)
+        if not path:
+            raise BadInput(f"${LIBRARY_ENV} is not set; point it at libsparsefuse_c.so "
+                           "(bazel build //runtime/capi:libsparsefuse_c.so), or run through 'sparsefuse train'")
+        if not os.path.isfile(path):
+            raise BadInput(f"${LIBRARY_ENV}: {path}: no such file; expected libsparsefuse_c.so")
+        # RTLD_GLOBAL: Open MPI's plugins, loaded by MPI_Init, resolve symbols of libmpi.
+        _lib = _declare(ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL))
+    return _lib
+
+
+def check(status):
+    """Raises the exception for a C API status (with the runtime's message)."""
+    if status == SF_OK:
+        return
+    message = (library().sf_last_error() or b"").decode("utf-8", "replace")
+    raise {SF_BAD_INPUT: BadInput, SF_COMM_FAILED: CommFailed}.get(status, RuntimeFailure)(message)
+
+
+def take_text(pointer):
+    """A char* the library allocated, as str; freed."""
+    try:
+        return ctypes.cast(pointer, ctypes.c_char_p).value.decode("utf-8")
+    finally:
+        library().sf_free(pointer)
+
+
+class Communicator:
+    """The process's communicator: MPI under mpirun, else one rank alone.
+    Create one per process, before any session, and close it last."""
+
+    def __init__(self, timeout_s=60.0):
+        self._handle = ctypes.c_void_p()
+        check(library().sf_comm_create(float(timeout_s), ctypes.byref(self._handle)))
+        self.rank = library().sf_comm_rank(self._handle)
+        self.size = library().sf_comm_size(self._handle)
+
+    @property
+    def handle(self):
+        return self._handle
+
+    def broadcast_text(self, text, root=0):
+        """ROOT's TEXT on every rank (others pass None)."""
+        out = ctypes.c_void_p()
+        data = text.encode("utf-8") if text is not None else None
+        check(library().sf_comm_broadcast_text(self._handle, root, data, ctypes.byref(out)))
+        return take_text(out)
+
+    def close(self):
+        if self._handle:
+            library().sf_comm_destroy(self._handle)
+            self._handle = ctypes.c_void_p()

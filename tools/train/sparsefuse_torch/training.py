@@ -1,0 +1,155 @@
+"""The training loop of `sparsefuse train` on one rank."""
+import argparse
+import copy
+import os
+import sys
+import tempfile
+
+from sparsefuse_profile import cli as profile_cli
+from sparsefuse_profile.errors import InputError
+
+
+def _trace(torch, args, comm, workload, argv):
+    """(path of the trace this rank plans with, the path result.json names).
+    --trace: that file. Otherwise every rank profiles the model (so the ranks
+    load the machine as they will while training) from a copy of its state,
+    and rank 0's trace is broadcast and written to DIR/trace.json."""
+    from sparsefuse_profile import clocks, tracefile
+    if args.trace:
+        if not os.path.isfile(args.trace):
+            raise InputError(f"--trace {args.trace}: no such file")
+        path = os.path.abspath(args.trace)
+        return path, path
+    state = copy.deepcopy(workload.model.state_dict())
+    profile_args = argparse.Namespace(model=args.model, warmup=1, iterations=args.profile_iterations, device="cpu",
+                                      batch=args.batch, note="profiled by sparsefuse train before training, "
+                                      f"{comm.size} ranks profiling at once")
+    command = "sparsefuse train " + " ".join(argv)
+    trace, _, _, _ = profile_cli.measure(torch, profile_args, command, workload, profile_cli.cpu_name(),
+                                         clocks.CpuClock())
+    workload.model.load_state_dict(state)
+    text = comm.broadcast_text(tracefile.render(trace) if comm.rank == 0 else None)
+    if comm.rank == 0:
+        os.makedirs(args.out, exist_ok=True)
+        path = os.path.join(os.path.abspath(args.out), "trace.json")
+    else:
+        path = os.path.join(tempfile.mkdtemp(prefix="sparsefuse-train-"), "trace.json")
+    tracefile.write_atomically(path, text)
+    return path, "trace.json"
+
+
+def _scenario(args, batch, comm):
+    from sparsefuse_torch.cli import set_key
+    doc = {"description": f"sparsefuse train: {args.model} with {args.scheme}, {comm.size} ranks",
+           "batch_per_worker": batch, "iterations": args.iterations, "seed": args.seed + 1,
+           "scheme": {"preset": args.scheme}}
+    for assignment in args.set:
+        set_key(doc, assignment)
+    return doc
+
+
+def _loop(torch, args, workload, opt, comm):
+    """Warm-up plus measured iterations; returns rank 0's loss per iteration
+    and, with --dump-grads, every iteration's own and averaged gradients."""
+    model = workload.model
+    params = [p for p in model.parameters() if p.requires_grad]
+    losses, own, averaged = [], [], []
+    for it in range(args.warmup + args.iterations):
+        inputs = workload.next_inputs()
+        opt.begin_iteration()
+        opt.zero_grad()
+        loss = workload.loss(model(*inputs))
+        opt.backward_started()
+        loss.backward()
+        if args.dump_grads:
+            own.append([p.grad.detach().clone() for p in params])
+        opt.step()
+        if args.dump_grads:
+            averaged.append([p.grad.detach().clone() for p in params])
+        losses.append(float(loss.item()))
+        if comm.rank == 0:
+            print(f"\riteration {it + 1}/{args.warmup + args.iterations}  loss {losses[-1]:.5f}", end="",
+                  file=sys.stderr, flush=True)
+    if comm.rank == 0:
+        print(file=sys.stderr)
+    if args.dump_grads:
+        os.makedirs(args.dump_grads, exist_ok=True)
+        names = [n for n, p in model.named_parameters() if p.requires_grad]
+        torch.save({"names": names, "own": own, "averaged": averaged},
+                   os.path.join(args.dump_grads, f"rank{comm.rank}.pt"))
+    return losses
+
+
+def _summary(result, losses, args):
+    times = result["iteration_time_s"]
+    b = result["breakdown_s"]
+    ms = 1e3
+    print(f"iteration time  mean {times['mean'] * ms:.3f} ms  p50 {times['p50'] * ms:.3f} ms  "
+          f"max {times['max'] * ms:.3f} ms (slowest rank)")
+    print(f"breakdown       forward {b['forward'] * ms:.3f} ms  backward {b['backward'] * ms:.3f} ms  "
+          f"compression {b['compression'] * ms:.3f} ms  exposed communication "
+          f"{b['communication_exposed'] * ms:.3f} ms  optimizer {b['optimizer'] * ms:.3f} ms")
+    print(f"buckets         {len(result['buckets'])} collectives per iteration, "
+          f"{result['bytes_sent_per_worker'] / 2**20:.4f} MiB sent per rank")
+    print(f"loss            first {losses[0]:.5f}  last {losses[-1]:.5f}  "
+          f"(rank 0, {args.warmup} warm-up + {args.iterations} measured iterations)")
+
+
+def _train(torch, args, argv, comm):
+    from sparsefuse_profile import workloads
+    from sparsefuse_torch.optimizer import DistributedOptimizer
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)  # the same initial model on every rank
+    gen = torch.Generator().manual_seed(args.seed + 1000003 * comm.rank)  # each rank its own inputs
+    if args.batch is None:
+        args.batch = workloads.default_batch(args.model)
+    workload = workloads.resolve(args, torch.device("cpu"), gen)
+    trace_path, recorded = _trace(torch, args, comm, workload, argv)
+    doc = _scenario(args, args.batch, comm)
+    params = [p for p in workload.model.parameters() if p.requires_grad]
+    inner, optimizer_name = torch.optim.SGD(params, lr=args.lr, momentum=0.9), f"SGD, momentum 0.9, lr {args.lr}"
+    scheme = doc.pop("scheme")
+    # Rank 0 keeps the scenario it planned with in DIR; the others in a temporary directory.
+    directory = os.path.abspath(args.out) if comm.rank == 0 else tempfile.mkdtemp(prefix="sparsefuse-train-")
+    os.makedirs(directory, exist_ok=True)
+    opt = DistributedOptimizer(inner, workload.model, scheme, trace=trace_path, comm=comm, scenario=doc,
+                               warmup=args.warmup, scenario_file=os.path.join(directory, "scenario.json"))
+    if comm.rank == 0:
+        print(f"training {workload.name} with {args.scheme} on {comm.size} rank(s), batch {args.batch} per rank, "
+              f"{torch.get_num_threads()} thread(s), trace {recorded}", flush=True)
+    losses = _loop(torch, args, workload, opt, comm)
+    result = opt.finish()
+    opt.close()
+    result["scenario"]["model"] = {"trace": recorded}
+    result["training"] = {"loss_per_iteration": losses, "loss_of": "rank 0's batch", "model": workload.description,
+                          "batch_per_rank": args.batch, "input": workload.input_description,
+                          "threads": torch.get_num_threads(), "optimizer": optimizer_name,
+                          "warmup_iterations": args.warmup, "command": "sparsefuse train " + " ".join(argv)}
+    return result, losses
+
+
+def run(args, argv):
+    import json
+    torch = profile_cli.import_torch()
+    from sparsefuse_torch.library import BadInput, CommFailed, Communicator
+    comm = Communicator(args.timeout)
+    try:
+        result, losses = _train(torch, args, argv, comm)
+    except (InputError, BadInput) as e:
+        # Every rank meets the same bad input: rank 0 says it once, and all
+        # finalize MPI together before exiting 2.
+        if comm.rank == 0:
+            print(f"sparsefuse: error: {e}", file=sys.stderr, flush=True)
+        comm.close()
+        return 2
+    except CommFailed as e:
+        print(f"sparsefuse train: rank {comm.rank}: error: {e}", file=sys.stderr, flush=True)
+        os._exit(1)  # the communication thread may be blocked inside MPI: mpirun ends the others
+    if comm.rank == 0:
+        os.makedirs(args.out, exist_ok=True)
+        from sparsefuse_torch.cli import write_atomically
+        write_atomically(os.path.join(args.out, "result.json"), json.dumps(result, indent=2) + "\n")
+        _summary(result, losses, args)
+        print(f"wrote {os.path.join(args.out, 'result.json')}")
+    comm.close()
+    return 0
