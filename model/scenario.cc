@@ -57,6 +57,13 @@ void apply_override(Json& document, const std::string& assignment, std::vector<s
   const std::string where = "--set " + assignment;
   size_t eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) throw InputError(where, "", "expected KEY=VALUE");
+  // Command-line bytes need not be UTF-8, and JSON text must be: a result file
+  // could not record such a value (nlohmann's dump checks it).
+  try {
+    (void)Json(assignment).dump();
+  } catch (const Json::type_error&) {
+    throw InputError(where, "", "expected UTF-8 text");
+  }
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
   if (key == "scheme") {

@@ -69,6 +69,21 @@ TEST(Scenario, OverridesUseDottedPathsAndJsonValues) {
   EXPECT_THROW(model::apply_override(doc, "workers.x=1"), InputError);
 }
 
+// A --set value is kept as a string when it is not JSON; result.json records
+// it, so it must be UTF-8 text.
+TEST(Scenario, OverridesThatAreNotUtf8AreBadInput) {
+  Json doc = valid();
+  try {
+    model::apply_override(doc, "description=a\xff" "b");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "--set description=a\xff" "b");
+    EXPECT_EQ(e.problem(), "expected UTF-8 text");
+  }
+  model::apply_override(doc, "description=\xe2\x9c\x93 ok");
+  EXPECT_EQ(doc["description"], "\xe2\x9c\x93 ok");
+}
+
 TEST(Scenario, BadInputNamesFilePointerAndExpectation) {
   Json doc = valid();
   doc["wrokers"] = 3;

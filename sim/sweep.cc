@@ -55,6 +55,12 @@ std::vector<std::string> split_top_level(const std::string& text) {
 }
 
 std::vector<std::string> checked_values(const std::string& where, const std::string& list) {
+  // Keys and values go into sweep.json, which must be UTF-8 (nlohmann's dump checks it).
+  try {
+    (void)Json(where).dump();
+  } catch (const Json::type_error&) {
+    throw InputError(where, "", "expected UTF-8 text");
+  }
   std::vector<std::string> values = split_top_level(list);
   std::set<std::string> seen;
   for (const auto& v : values) {

@@ -76,6 +76,22 @@ TEST(GridAxis, RejectsMalformedLists) {
   }
 }
 
+// sweep.json records keys and values, and JSON text is UTF-8: bytes that are
+// not (a fuzzer found "co\x9bma") are bad input, not a failure while writing.
+TEST(GridAxis, RejectsTextThatIsNotUtf8) {
+  for (const std::string bad : {"description=co\x9bma,x", "k\xff=1,2"}) {
+    try {
+      parse_grid_axis(bad);
+      FAIL() << "expected InputError";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "--grid " + bad);
+      EXPECT_EQ(e.problem(), "expected UTF-8 text");
+    }
+  }
+  EXPECT_THROW(schemes_axis("ddp,\xc3"), InputError);
+  EXPECT_EQ(parse_grid_axis("description=caf\xc3\xa9,x").values[0], "caf\xc3\xa9");  // é is UTF-8
+}
+
 TEST(PointId, PlainPairsAreKeptReadable) {
   std::vector<GridAxis> axes = {{"workers", {"64"}}, {"scheme", {"ddp"}}};
   EXPECT_EQ(point_id(axes, {"64", "ddp"}), "workers=64,scheme=ddp");

@@ -15,6 +15,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "runtime/agreement.h"
 #include "runtime/comm_thread.h"
 #include "runtime/cuda_compressor.h"
 #include "runtime/driver.h"
@@ -84,7 +85,45 @@ std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome
   return out;
 }
 
+// Before the first iteration: every rank must be about to run the same plan
+// (runtime/agreement.h). Otherwise rank 0 names the ranks that differ and
+// every rank returns 2. A peer that never answers ends this rank (status 1).
+std::optional<int> refuse_unless_ranks_agree(runtime::CommThread& comm, const model::Scenario& scenario,
+                                             std::chrono::milliseconds timeout) {
+  std::string problem;
+  try {
+    problem = runtime::disagreement(runtime::exchange_fingerprints(comm, runtime::run_fingerprint(scenario), timeout));
+  } catch (const std::exception& e) {
+    die(comm.rank(), e.what());
+  }
+  if (problem.empty()) return std::nullopt;
+  return refuse_on_every_rank(comm,
+                              InputError("mpirun", "",
+                                         "the ranks were given different runs: " + problem +
+                                             " (the scenario, its --set options or its trace differ); start every "
+                                             "rank with the same arguments"),
+                              timeout);
+}
+
 }  // namespace
+
+// Rank 0's summary and result.json. A failed write (a full disk) is reported
+// naming the rank, file and reason, and the status is 1; the other ranks are
+// done, so there is no need to end the job at once (die).
+static int report(const model::Scenario& scenario, const runtime::RunOutcome& outcome, const std::string& transport,
+                  const po::variables_map& vm) {
+  std::cout << summary(scenario, outcome, transport);
+  if (!vm.count("out")) return 0;
+  const std::string path = vm["out"].as<std::string>() + "/result.json";
+  try {
+    write_file_atomically(path, outcome.to_json().dump(2) + "\n");
+  } catch (const std::exception& e) {
+    std::cerr << fmt::format("sparsefuse run: rank 0: error: {}\n", e.what());
+    return 1;
+  }
+  std::cout << "wrote " << path << "\n";
+  return 0;
+}
 
 // --time-scale and --timeout into RUN; out-of-range values are bad input.
 static void read_limits(const po::variables_map& vm, runtime::RunOptions& run) {
@@ -183,6 +222,7 @@ int run_runtime(const Args& args) {
   } catch (const InputError& e) {
     return refuse_on_every_rank(*comm, e, kInputTimeout);
   }
+  if (std::optional<int> refused = refuse_unless_ranks_agree(*comm, scenario, run.timeout)) return *refused;
 
   if (rank == 0) run.progress = ProgressLine("run", "iterations");
   runtime::RunOutcome outcome;
@@ -195,15 +235,7 @@ int run_runtime(const Args& args) {
     std::cerr << fmt::format("sparsefuse run: rank {}: --check failed: {}\n", rank, outcome.check_failure);
     return 1;
   }
-  if (rank == 0) {
-    std::cout << summary(scenario, outcome, run.transport);
-    if (vm.count("out")) {
-      const std::string path = vm["out"].as<std::string>() + "/result.json";
-      write_file_atomically(path, outcome.to_json().dump(2) + "\n");
-      std::cout << "wrote " << path << "\n";
-    }
-  }
-  return 0;
+  return rank == 0 ? report(scenario, outcome, run.transport, vm) : 0;
 }
 
 }  // namespace sparsefuse::cli

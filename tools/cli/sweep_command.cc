@@ -21,6 +21,7 @@
 #include "sim/sweep.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
+#include "tools/cli/output_lock.h"
 #include "tools/cli/rank_exit.h"
 
 namespace sparsefuse::cli {
@@ -132,20 +133,27 @@ int thread_count(const po::variables_map& vm) {
 }
 
 // Every rank validates every point (parsing only), so a bad grid fails
-// before anything is written. Ranks agree on the outcome; the lowest rank
+// before anything is written; then rank 0 locks the output directory
+// (another sweep writing there is refused). Ranks agree on the outcome; the lowest rank
 // that failed reports it, the others exit quietly with the same status,
 // which is returned.
 std::optional<int> plan_on_every_rank(MpiSession* mpi, const std::string& scenario,
                                       const std::vector<std::string>& base, const std::vector<sim::GridAxis>& axes,
-                                      int threads, sim::SweepPlan& plan) {
-  if (!mpi) {
+                                      int threads, const std::string& out, std::optional<OutputLock>& lock,
+                                      sim::SweepPlan& plan) {
+  // Planning first: a sweep refused for its grid leaves no trace, not even DIR.
+  const auto lock_and_plan = [&] {
     plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
+    if (!mpi || mpi->rank() == 0) lock.emplace("--out", out, "sparsefuse sweep");
+  };
+  if (!mpi) {
+    lock_and_plan();
     return std::nullopt;
   }
   const int rank = mpi->rank(), ranks = mpi->size();
   std::optional<InputError> error;
   try {
-    plan = sim::plan_sweep(scenario, base, axes, /*validate=*/true, threads);
+    lock_and_plan();
   } catch (const InputError& e) {
     error = e;
   }
@@ -220,7 +228,10 @@ int run_sweep(const Args& args) {
   const int rank = mpi ? mpi->rank() : 0;
 
   sim::SweepPlan plan;
-  if (std::optional<int> refused = plan_on_every_rank(mpi.get(), scenario, base, axes, threads, plan)) return *refused;
+  std::optional<OutputLock> lock;  // held until the sweep's files are all written
+  if (std::optional<int> refused = plan_on_every_rank(mpi.get(), scenario, base, axes, threads, out, lock, plan)) {
+    return *refused;
+  }
 
   auto start = std::chrono::steady_clock::now();
   const sim::SweepRunSummary summary = run_points(mpi.get(), plan, out, threads);

@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "common/trace.h"
+#include "model/recorded_run.h"
 #include "model/scenario.h"
 #include "sim/simulator.h"
 #include "model/validation.h"
@@ -110,20 +111,10 @@ int run_validate(const Args& args) {
   }
   const std::string path = vm["result"].as<std::string>();
   const auto overrides = vm.count("set") ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  const Json measured = load_json_file(path);
+  model::RecordedRun recorded = model::load_recorded_run(path, overrides);
+  const Json& measured = recorded.document;
+  model::Scenario& scenario = recorded.scenario;
   const JsonNode root(measured, path, "");
-  root.expect_object();
-  Json scenario_doc = root.child("scenario").json();
-  for (const auto& o : overrides) model::apply_override(scenario_doc, o);
-  // Relative paths in the scenario (traces, profiles) resolve from the result's
-  // directory; errors point into the result file's "scenario" member.
-  model::Scenario scenario;
-  try {
-    scenario = model::parse_scenario(scenario_doc, path);
-  } catch (const InputError& e) {
-    if (e.file() != path) throw;  // a trace or profile the scenario names
-    throw InputError(path, "/scenario" + e.pointer(), e.problem());
-  }
   const double time_scale = recorded_time_scale(root);
   scale_compute_times(scenario.trace, time_scale);
   const Json simulated = sim::simulate(scenario).to_json(/*timing=*/false);

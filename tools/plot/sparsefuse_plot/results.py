@@ -53,11 +53,16 @@ def _at(doc, pointer, file):
     return node
 
 
+# Larger values are no time, rate or size a run produces, and their squares and sums (the 95%
+# intervals of repeats) would overflow a float.
+_MAX_NUMBER = 1e18
+
+
 def _number(doc, pointer, file, positive=False):
     value = _at(doc, pointer, file)
-    if not _is_number(value) or (positive and value <= 0) or (not positive and value < 0):
-        raise InputProblem(f"{file}: at {pointer}: expected a number {'> 0' if positive else '>= 0'}, "
-                           f"got {json.dumps(value)[:40]}")
+    if not _is_number(value) or (positive and value <= 0) or (not positive and value < 0) or value > _MAX_NUMBER:
+        raise InputProblem(f"{file}: at {pointer}: expected a number {'> 0' if positive else '>= 0'} "
+                           f"and <= {_MAX_NUMBER:g}, got {json.dumps(value)[:40]}")
     return float(value)
 
 
@@ -369,7 +374,9 @@ class ResultSet:
         # Of results that describe the same configuration and seed, keep the shallowest file (a
         # compare output before a sweep point), then the first by path.
         for r in sorted(self.all, key=lambda r: (r.rel.count(os.sep), r.rel)):
-            config = (r.model, r.workers, r.scheme_label, r.variant_items)
+            # As JSON text: a variant value may be an object or array (one file's "variability" a
+            # number, another's an object), which a tuple key cannot hold.
+            config = (r.model, r.workers, r.scheme_label, json.dumps(r.variant_items, sort_keys=True))
             key = config + (r.repeat_id,)
             if key in seen:
                 self.warnings.append(f"{r.rel} describes the same model, scale, scheme and seed as {seen[key].rel}; "

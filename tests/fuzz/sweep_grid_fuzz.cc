@@ -1,0 +1,21 @@
+// Sweep grid specifications as `sparsefuse sweep` takes them: each line is
+// one --grid KEY=V1,V2,... (a line "schemes A,B" is --schemes A,B), planned
+// into points with their directory names and sweep.json. Points are not
+// validated against a scenario: that is the scenario target's reader.
+#include "sim/sweep.h"
+#include "tests/fuzz/fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace sparsefuse;
+  const auto lines = fuzz::split_lines(fuzz::as_text(data, size));
+  fuzz::expect_only_input_errors([&] {
+    std::vector<sim::GridAxis> axes;
+    for (const auto& line : lines) {
+      axes.push_back(line.rfind("schemes ", 0) == 0 ? sim::schemes_axis(line.substr(8)) : sim::parse_grid_axis(line));
+    }
+    const auto plan = sim::plan_sweep("scenario.json", {}, axes, /*validate=*/false);
+    plan.description().dump();
+    for (const auto& point : plan.points) sim::point_dir("out", point);
+  });
+  return 0;
+}

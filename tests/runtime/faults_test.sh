@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# `mpirun -np 2 sparsefuse run` against faults: a rank killed (SIGKILL) or
+# stopped (SIGSTOP) mid-run, a rank much slower than the other (within and
+# beyond --timeout), ranks given different schemes or scenarios, and a full
+# disk when rank 0 writes result.json. Each ends within --timeout (plus
+# mpirun's teardown) with a message naming the rank and what happened and a
+# non-zero status, or completes where it should, and never leaves a
+# result.json that looks complete but is not.
+set -uo pipefail
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
+shim=$PWD/tests/lib/libfault_fs.so
+mpi=(timeout 120 mpirun --allow-run-as-root --oversubscribe)
+
+cat >"$tmp/tiny4.json" <<JSON
+{"model": {"trace": "$PWD/tests/data/tiny4.json"}, "workers": 2, "iterations": 3, "warmup_iterations": 1,
+ "scheme": "ssfusion", "compression": {"density": 0.1}}
+JSON
+long=(--set iterations=1000000 --time-scale 100)
+
+# expect LOG STATUS WANT PATTERN DESCRIPTION: status and message (grep -E).
+expect() {
+  [[ $2 -eq $3 ]] || fail "$5: status $2, expected $3: $(tail -20 "$1")"
+  grep -Eq "$4" "$1" || fail "$5: no line matching '$4': $(tail -20 "$1")"
+}
+
+# The PID of rank R of the mpirun started under LAUNCHER (waits up to 60 s).
+rank_pid() {
+  local launcher=$1 rank=$2 pid
+  for _ in $(seq 1 120); do
+    for pid in $(pgrep -f "sparsefuse run"); do
+      if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank" &&
+         [[ -n $(pgrep -P "$launcher") ]]; then
+        echo "$pid"
+        return
+      fi
+    done
+    sleep 0.5
+  done
+}
+
+# A signal to rank 1 two seconds into a long run.
+signal_rank1() {
+  local signal=$1 name=$2
+  shift 2
+  "${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" "${long[@]}" --timeout 2 --out "$tmp/$name" "$@" >"$tmp/$name.log" 2>&1 &
+  local launcher=$! victim
+  victim=$(rank_pid "$launcher" 1)
+  [[ -n "$victim" ]] || { fail "$name: rank 1 never started: $(cat "$tmp/$name.log")"; kill "$launcher"; return; }
+  sleep 2
+  kill "-$signal" "$victim"
+  wait "$launcher"
+  status=$?
+  kill -KILL "$victim" 2>/dev/null
+  [[ ! -e "$tmp/$name/result.json" ]] || fail "$name: a result.json was written"
+}
+
+# Rank 1 killed: mpirun names the rank and the signal and ends the job.
+signal_rank1 KILL killed
+[[ $status -ne 0 && $status -ne 124 ]] || fail "rank 1 killed: status $status (124: the job hung until timeout(1) ended it)"
+expect "$tmp/killed.log" 0 0 "process rank 1 with PID [0-9]+ on node .* exited on signal 9 \(Killed\)" "rank 1 killed"
+
+# Rank 1 stopped: rank 0's collective times out after --timeout and it ends the job with status 1.
+signal_rank1 STOP stopped
+expect "$tmp/stopped.log" $status 1 \
+  "sparsefuse run: rank 0: error: .* did not complete within 2 s \(.*\): a peer died, hangs" "rank 1 stopped"
+
+# Rank 1 a thousand times slower than rank 0 (0.4 s of backward per
+# iteration against 0.4 ms): the run completes, rank 0 waiting for it.
+"${mpi[@]}" -np 1 "$sf" run "$tmp/tiny4.json" --time-scale 100 --timeout 30 --out "$tmp/slow" : \
+  -np 1 "$sf" run "$tmp/tiny4.json" --time-scale 100000 --timeout 30 --out "$tmp/slow" >"$tmp/slow.log" 2>&1
+expect "$tmp/slow.log" $? 0 "^wrote $tmp/slow/result.json" "a slow rank within --timeout"
+# Beyond --timeout (4 s of backward per iteration, 1 s allowed): rank 0 says so.
+"${mpi[@]}" -np 1 "$sf" run "$tmp/tiny4.json" --time-scale 100 --timeout 1 --out "$tmp/slower" : \
+  -np 1 "$sf" run "$tmp/tiny4.json" --time-scale 1000000 --timeout 1 --out "$tmp/slower" >"$tmp/slower.log" 2>&1
+expect "$tmp/slower.log" $? 1 "sparsefuse run: rank 0: error: .* did not complete within 1 s" "a slow rank beyond --timeout"
+[[ ! -e "$tmp/slower/result.json" ]] || fail "a slow rank beyond --timeout: a result.json was written"
+
+# Ranks given different schemes, or different scenario files: refused at
+# start-up (exit 2) naming the rank, before any collective of the run.
+"${mpi[@]}" -np 1 "$sf" run "$tmp/tiny4.json" --out "$tmp/schemes" : \
+  -np 1 "$sf" run "$tmp/tiny4.json" --set scheme=wfbp --out "$tmp/schemes" >"$tmp/schemes.log" 2>&1
+expect "$tmp/schemes.log" $? 2 \
+  "sparsefuse: error: mpirun: the ranks were given different runs: rank 1 \(fingerprint [0-9a-f]{16}\) differs from rank 0 \([0-9a-f]{16}\)" \
+  "different schemes"
+[[ ! -e "$tmp/schemes" ]] || fail "different schemes: the output directory was created"
+sed 's/"iterations": 3/"iterations": 4/' "$tmp/tiny4.json" >"$tmp/tiny4-other.json"
+"${mpi[@]}" -np 1 "$sf" run "$tmp/tiny4.json" : -np 1 "$sf" run "$tmp/tiny4-other.json" >"$tmp/scenarios.log" 2>&1
+expect "$tmp/scenarios.log" $? 2 "the ranks were given different runs: rank 1 .* differs from rank 0" "different scenarios"
+
+# The disk full when rank 0 writes result.json: status 1, the rank, the file
+# and the reason; no result.json and no temporary left.
+LD_PRELOAD=$shim FAULT_FS_MATCH="$tmp/full/" FAULT_FS_OPS=write \
+  "${mpi[@]}" -x LD_PRELOAD -x FAULT_FS_MATCH -x FAULT_FS_OPS -np 2 "$sf" run "$tmp/tiny4.json" --out "$tmp/full" \
+  >"$tmp/full.log" 2>&1
+expect "$tmp/full.log" $? 1 \
+  "sparsefuse run: rank 0: error: cannot write $tmp/full/result.json \(via result.json.tmp.[0-9]+\): No space left on device; nothing was written there" \
+  "a full disk"
+[[ -z $(ls -A "$tmp/full" 2>/dev/null) ]] || fail "a full disk: files left: $(ls -A "$tmp/full")"
+
+finish
