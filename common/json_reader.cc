@@ -19,8 +19,10 @@ Json load_json_file(const std::string& path) {
   buffer << in.rdbuf();
   try {
     return Json::parse(buffer.str());
-  } catch (const Json::parse_error& e) {
-    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep line and column.
+  } catch (const Json::exception& e) {
+    // A syntax error (parse_error) or a number too large for a double
+    // (out_of_range 406, e.g. 1E4304). Drop nlohmann's
+    // "[json.exception.parse_error.101] " tag; keep line and column.
     std::string detail = e.what();
     size_t tag_end = detail.find("] ");
     if (tag_end != std::string::npos) detail = detail.substr(tag_end + 2);

@@ -47,6 +47,9 @@ TEST(JsonReader, FilesAndMalformedJson) {
   EXPECT_EQ(message([&] { load_json_file(path); }),
             path + ": malformed JSON: parse error at line 1, column 15: syntax error while parsing object key - "
                    "unexpected ','; expected string literal");
+  // A number beyond a double's range is bad input too, not an uncaught exception (found by fuzzing).
+  std::ofstream(path) << "{\"bytes\": 419E4304}";
+  EXPECT_EQ(message([&] { load_json_file(path); }), path + ": malformed JSON: number overflow parsing '419E4304'");
 }
 
 }  // namespace
