@@ -111,6 +111,9 @@ TEST(MeasuredTable, BadInputNamesFileLineAndExpectation) {
   }
   std::string short_row = std::string(kNcclTests) + "  16777216  4194304  float  sum  -1  1700.0\n";
   EXPECT_THROW(parse_nccl_tests(short_row, spec("all_reduce_perf")), InputError);
+  // A header without a "time" column: bad input, not a read past the row (found by fuzzing).
+  EXPECT_THROW(parse_nccl_tests("#  size  count  type  redop\n  1024  256  float  sum\n", spec("all_reduce_perf")),
+               InputError);
   EXPECT_THROW(detect_format("hello\nworld\n", "f"), InputError);
   EXPECT_TRUE(parse_osu("# OSU MPI Allreduce Latency Test\n# Size Avg Latency(us)\n", spec("o", 2)).empty());
 }

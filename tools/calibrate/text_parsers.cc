@@ -54,6 +54,11 @@ std::vector<Sample> parse_nccl_tests(const std::string& text, const InputSpec& s
         columns = words.size();
         size_col = 0;
         time_col = std::find(words.begin(), words.end(), "time") - words.begin();
+        // A header without a "time" column has nothing to read times from.
+        if (time_col == columns) {
+          throw InputError(spec.path, fmt::format("line {}", line_no),
+                           "expected a 'time' column in the '#  size  count  type ...' header");
+        }
       }
       continue;
     }
