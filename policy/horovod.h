@@ -7,6 +7,7 @@
 // Cycles are ticks of one global clock anchored at time 0.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 
 #include "policy/compression.h"
@@ -37,6 +38,10 @@ class HorovodScheme : public Scheme {
   HorovodScheme(const GradientModel& model, const CostEstimator& cost, HorovodOptions options);
   std::unique_ptr<WorkerPolicy> make_worker_policy(int rank) const override { (void)rank; return nullptr; }
   std::unique_ptr<Coordinator> make_coordinator() const override;
+  // The negotiation cycle's period: ticks every max(CYCLE, NEGOTIATION)
+  // (0: none). The simulator resolves once per iteration; a real executor
+  // runs the cycle on its clock (runtime/coordinator.h).
+  TimeNs cycle_ns() const { return std::max(options_.cycle_time_ns, negotiation_ns_); }
 
  private:
   const GradientModel& model_;

@@ -6,6 +6,7 @@
 #include "runtime/engine.h"
 #include "runtime/check.h"
 #include "runtime/oracle.h"
+#include "runtime/replanner.h"
 #include "runtime/statistics.h"
 #include "runtime/support.h"
 #include "model/plan.h"
@@ -29,7 +30,7 @@ namespace {
 
 // Runs every iteration, checking each against the reference when asked;
 // returns the first failure any rank saw ("" if none).
-std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle* oracle,
+std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle* oracle, RuntimeReplanner& replanner,
                            CommThread& comm, const RunOptions& options, RankTotals& totals) {
   const int total = s.warmup_iterations + s.iterations;
   for (int it = 0; it < total; ++it) {
@@ -38,6 +39,7 @@ std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle*
     if (agree_after_iteration(comm, options, it, engine.exchanges(), !failure.empty()) > 0) {
       return failure.empty() ? fmt::format("iteration {}: another rank's check failed", it) : failure;
     }
+    replanner.after_iteration(it, engine, comm, options.timeout);
     if (options.progress) options.progress(it + 1, total);
     if (it < s.warmup_iterations) continue;
     totals.add(t, engine.exchanges());
@@ -47,7 +49,7 @@ std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle*
 
 }  // namespace
 
-RunOutcome run_scenario(const model::Scenario& s, const model::ScenarioPlan& planned, CommThread& comm,
+RunOutcome run_scenario(const model::Scenario& s, model::ScenarioPlan& planned, CommThread& comm,
                         const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   const policy::GradientModel& model = planned.model;
@@ -58,6 +60,7 @@ RunOutcome run_scenario(const model::Scenario& s, const model::ScenarioPlan& pla
   config.time_scale = options.time_scale;
   config.forward_ns = planned.forward_ns;
   config.optimizer_ns = planned.optimizer_ns;
+  config.cpu_threads = s.compression.cpu_threads;
   config.timeout = options.timeout;
   config.make_compressor = options.make_compressor;
   RankEngine engine(model, layout, planned.scheme(), comm, config);
@@ -65,7 +68,8 @@ RunOutcome run_scenario(const model::Scenario& s, const model::ScenarioPlan& pla
   if (options.check) oracle = std::make_unique<Oracle>(model, layout, s.seed, P, comm.rank());
 
   RankTotals totals;
-  std::string failure = run_iterations(s, engine, oracle.get(), comm, options, totals);
+  RuntimeReplanner replanner(planned.scheme());
+  std::string failure = run_iterations(s, engine, oracle.get(), replanner, comm, options, totals);
   if (!failure.empty()) {
     RunOutcome outcome;
     outcome.check_failure = failure;

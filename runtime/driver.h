@@ -47,8 +47,8 @@ struct RunOutcome {
   Json to_json() const;       // result.json
 };
 
-// PLANNED: plan_for_runtime's for SCENARIO.
-RunOutcome run_scenario(const model::Scenario& scenario, const model::ScenarioPlan& planned, CommThread& comm,
+// PLANNED: plan_for_runtime's for SCENARIO (an adaptive scheme re-plans in it).
+RunOutcome run_scenario(const model::Scenario& scenario, model::ScenarioPlan& planned, CommThread& comm,
                         const RunOptions& options);
 
 }  // namespace sparsefuse::runtime

@@ -7,19 +7,31 @@
 
 #include <fmt/format.h>
 
+#include "policy/horovod.h"
+
 namespace sparsefuse::runtime {
 
 RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& layout, const policy::Scheme& scheme,
                        CommThread& comm, EngineConfig config)
-    : model_(model), layout_(layout), comm_(comm), config_(config), policy_(scheme.make_worker_policy(comm.rank())),
+    : model_(model), layout_(layout), comm_(comm), config_(config), own_policy_(scheme.make_worker_policy(comm.rank())),
+      policy_(own_policy_.get()),
       compressor_(config_.make_compressor ? config_.make_compressor(layout) : std::make_unique<Compressor>(layout)) {
-  if (!policy_) throw std::logic_error("the runtime needs a per-worker policy (this scheme is coordinated)");
+  if (!policy_) {
+    const auto* horovod = dynamic_cast<const policy::HorovodScheme*>(&scheme);
+    if (!horovod) throw std::logic_error("the runtime negotiates Horovod-style coordinators only");
+    coordinated_ =
+        std::make_unique<CoordinatedSession>(scheme.make_coordinator(), layout.tensors(), horovod->cycle_ns());
+    policy_ = &coordinated_->reporter();
+  }
   const size_t n = size_t(layout.total());
   gradient_.assign(n, 0.0f);
   residual_.assign(n, 0.0f);
   aggregate_.assign(n, 0.0f);  // tensors no bucket carries stay 0
   compressed_by_.assign(size_t(layout.tensors()), -1);
   synchronized_.assign(size_t(layout.tensors()), false);
+  ready_offsets_.assign(size_t(layout.tensors()), 0);
+  selections_.reserve(size_t(layout.tensors()));  // at most one per tensor: never reallocated
+  offload_jobs_.reserve(size_t(layout.tensors()));
 }
 
 RankEngine::~RankEngine() {
@@ -28,6 +40,19 @@ RankEngine::~RankEngine() {
   } catch (const std::exception&) {
     // A failed or timed-out collective: reported already by the call that met it.
   }
+}
+
+int64_t RankEngine::compressed_elements() const {
+  int64_t elements = 0;
+  for (const auto& r : requests_) elements += r.elements;
+  return elements;
+}
+
+void RankEngine::renew_policy(const policy::Scheme& scheme) {
+  expect(Phase::kIdle, "renew_policy");
+  own_policy_ = scheme.make_worker_policy(comm_.rank());
+  if (!own_policy_) throw std::logic_error("a re-planned scheme must still have per-worker policies");
+  policy_ = own_policy_.get();
 }
 
 TimeNs RankEngine::since_start() const {
@@ -46,30 +71,89 @@ void RankEngine::expect(Phase phase, const char* call) const {
   }
 }
 
-policy::CompressionOutcome RankEngine::compress(const policy::CompressionRequest& r, TimeNs /*now*/) {
-  if (r.placement != policy::Placement::kGpuInline) {
-    throw std::logic_error("the runtime compresses inline only, got placement " + policy::placement_name(r.placement));
-  }
+policy::CompressionOutcome RankEngine::compress(const policy::CompressionRequest& r, TimeNs now) {
+  if (r.placement != policy::Placement::kGpuInline) return compress_offloaded(r, now);
   const TimeNs begin = since_start();
-  float* grad = gradient(r.first_tensor);
-  RangeSelection made{r.first_tensor, r.end_tensor,
-                      compressor_->compress(r, gradient_.data(), residual_.data(), {config_.seed, comm_.rank(), iteration_})};
-  // The gradient becomes the send buffer: what is sent at the selected
-  // positions (with error feedback the accumulated value, no longer in the
-  // residual) replaces the gradient there; the rest of the range is unused.
-  for (size_t j = 0; j < made.selection.indices.size(); ++j) grad[made.selection.indices[j]] = made.selection.values[j];
-  const int id = int(selections_.size());
-  for (int t = r.first_tensor; t < r.end_tensor; ++t) {
-    if (compressed_by_[t] >= 0) throw std::logic_error(fmt::format("tensor {} compressed twice in one iteration", t));
-    compressed_by_[t] = id;
-  }
-  const int64_t selected = made.selection.size();
-  selections_.push_back(std::move(made));
-  requests_.push_back(r);
+  const int64_t selected = select(r);
   const TimeNs done = since_start();
   pending_compression_ += done - begin;
   inline_compression_ += done - begin;
   return {done, selected};
+}
+
+TimeNs RankEngine::compress_agreed(const policy::CompressionRequest& r) {
+  const TimeNs begin = since_start();
+  select(r);
+  return since_start() - begin;
+}
+
+int RankEngine::reserve_range(int first, int end) {
+  const int id = int(selections_.size());
+  for (int t = first; t < end; ++t) {
+    if (compressed_by_[t] >= 0) throw std::logic_error(fmt::format("tensor {} compressed twice in one iteration", t));
+    compressed_by_[t] = id;
+  }
+  selections_.push_back({first, end, {}});
+  offload_jobs_.push_back(0);
+  return id;
+}
+
+int RankEngine::reserve_selection(const policy::CompressionRequest& r) {
+  requests_.push_back(r);
+  return reserve_range(r.first_tensor, r.end_tensor);
+}
+
+void RankEngine::run_selection(Compressor& compressor, const policy::CompressionRequest& r, RangeSelection& slot) {
+  slot.selection = compressor.compress(r, gradient_.data(), residual_.data(), {config_.seed, comm_.rank(), iteration_});
+  write_sent(slot);
+}
+
+// The gradient becomes the send buffer: what is sent at the selected
+// positions (with error feedback the accumulated value, no longer in the
+// residual) replaces the gradient there; the rest of the range is unused.
+void RankEngine::write_sent(const RangeSelection& slot) {
+  float* send = gradient(slot.first);
+  for (size_t j = 0; j < slot.selection.indices.size(); ++j) send[slot.selection.indices[j]] = slot.selection.values[j];
+}
+
+// Ok-Topk: the policy requests a selection on exact iterations only, whose
+// threshold the others reuse (runtime/oktopk.h).
+void RankEngine::prepare_oktopk(const policy::Bucket& b) {
+  if (const int id = compressed_by_[b.first_tensor]; id >= 0) {
+    bool error_feedback = false;
+    for (const auto& r : requests_) error_feedback = r.first_tensor == b.first_tensor ? r.error_feedback : error_feedback;
+    oktopk_.remember_local(b.first_tensor, selections_[id].selection, error_feedback);
+    return;
+  }
+  const int64_t offset = layout_.offset[b.first_tensor];
+  RangeSelection& slot = selections_[reserve_range(b.first_tensor, b.end_tensor)];
+  slot.selection = oktopk_.reuse_local(b.first_tensor, gradient_.data() + offset, residual_.data() + offset, b.elements);
+  write_sent(slot);
+}
+
+int64_t RankEngine::select(const policy::CompressionRequest& r) {
+  const int id = reserve_selection(r);
+  run_selection(*compressor_, r, selections_[id]);
+  return selections_[id].selection.size();
+}
+
+// The selection runs on the side stream or a CPU thread while backward goes
+// on; the flush carrying it waits for it. Its count is not known yet: the
+// policy is told the expected one (the exchange sends the real one).
+policy::CompressionOutcome RankEngine::compress_offloaded(const policy::CompressionRequest& r, TimeNs now) {
+  if (!offload_) offload_ = std::make_unique<OffloadPool>(layout_, config_.cpu_threads);
+  const int id = reserve_selection(r);
+  RangeSelection* slot = &selections_[id];  // reserved: no reallocation
+  offload_jobs_[id] = offload_->submit(r.placement, [this, r, slot](Compressor& c) { run_selection(c, r, *slot); });
+  return {now, r.expected_count};
+}
+
+void RankEngine::offloaded_in(const policy::Bucket& bucket, std::vector<uint64_t>& jobs) const {
+  jobs.clear();
+  for (int t = bucket.first_tensor; t < bucket.end_tensor; ++t) {
+    const int id = compressed_by_[t];
+    if (id >= 0 && offload_jobs_[id] && (jobs.empty() || jobs.back() != offload_jobs_[id])) jobs.push_back(offload_jobs_[id]);
+  }
 }
 
 std::unique_ptr<BucketExchange> RankEngine::reuse_exchange() {
@@ -77,35 +161,59 @@ std::unique_ptr<BucketExchange> RankEngine::reuse_exchange() {
   std::unique_ptr<BucketExchange> x = std::move(spare_.back());
   spare_.pop_back();
   x->lost = 0;
+  x->reused_threshold = nullptr;
   return x;
+}
+
+std::unique_ptr<BucketExchange> RankEngine::make_exchange(const policy::Bucket& bucket, TimeNs when) {
+  std::unique_ptr<BucketExchange> x = reuse_exchange();
+  x->bucket = bucket;
+  x->iteration = iteration_;
+  x->segments = bucket_segments(bucket, layout_, compressed_by_, selections_);
+  fill_payload(*x, layout_, gradient_.data(), selections_);
+  x->posted = when;
+  return x;
+}
+
+// The collective and the scatter into the average, right after it.
+void RankEngine::execute(BucketExchange& x, Communicator& comm) {
+  x.started = since_start();
+  run_collective(x, comm);
+  x.finished = since_start();
+  apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
+  x.decompressed = since_start();
+  x.decompression_ns = x.decompressed - x.finished;
 }
 
 void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   const TimeNs begin = since_start();
+  if (bucket.sparse == policy::SparseAllreduce::kOkTopk) prepare_oktopk(bucket);
   std::unique_ptr<BucketExchange> x = reuse_exchange();
   x->bucket = bucket;
   x->iteration = iteration_;
   x->index = int(exchanges_.size());
-  x->segments = bucket_segments(bucket, layout_, compressed_by_, selections_);
-  fill_payload(*x, layout_, gradient_.data(), selections_);
+  // A bucket carrying offloaded selections is packed on the communication
+  // thread once they are done.
+  offloaded_in(bucket, x->offload_jobs);
+  if (x->offload_jobs.empty()) {
+    x->segments = bucket_segments(bucket, layout_, compressed_by_, selections_);
+    fill_payload(*x, layout_, gradient_.data(), selections_);
+  }
   x->posted = std::max(when, begin);
+  x->reused_threshold = bucket.sparse == policy::SparseAllreduce::kOkTopk ? oktopk_.global(bucket.first_tensor) : nullptr;
   const TimeNs packed = since_start();
   x->compression_ns = pending_compression_ + (packed - begin);
   inline_compression_ += packed - begin;
   pending_compression_ = 0;
   BucketExchange* raw = x.get();
-  const auto start = start_;
-  auto elapsed = [start] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-  };
   x->ticket = comm_.submit(
-      [this, raw, elapsed](Communicator& comm) {
-        raw->started = elapsed();
-        run_collective(*raw, comm);
-        raw->finished = elapsed();
-        apply_result(*raw, layout_, comm.size(), aggregate_.data(), scratch_);
-        raw->decompressed = elapsed();
-        raw->decompression_ns = raw->decompressed - raw->finished;
+      [this, raw](Communicator& comm) {
+        if (!raw->offload_jobs.empty()) {
+          for (uint64_t job : raw->offload_jobs) offload_->wait(job);
+          raw->segments = bucket_segments(raw->bucket, layout_, compressed_by_, selections_);
+          fill_payload(*raw, layout_, gradient_.data(), selections_);
+        }
+        execute(*raw, comm);
       },
       fmt::format("flush #{} of iteration {} ({} of tensors [{}, {}))", x->index, iteration_,
                   collective_name(bucket.collective), bucket.first_tensor, bucket.end_tensor));
@@ -117,6 +225,7 @@ void RankEngine::begin_iteration(int iteration) {
   iteration_ = iteration;
   std::fill(compressed_by_.begin(), compressed_by_.end(), -1);
   selections_.clear();
+  offload_jobs_.clear();
   requests_.clear();
   for (auto& x : exchanges_) spare_.push_back(std::move(x));
   exchanges_.clear();
@@ -125,6 +234,7 @@ void RankEngine::begin_iteration(int iteration) {
   policy_->begin_iteration(iteration);
   phase_ = Phase::kForward;
   start_ = Clock::now();
+  if (coordinated_) coordinated_->start(iteration, comm_, *this, start_);
 }
 
 void RankEngine::backward_started() {
@@ -140,7 +250,9 @@ void RankEngine::tensor_ready(int tensor) {
                                        next_tensor_));
   }
   ++next_tensor_;
-  policy_->on_tensor_ready(tensor, since_start(), *this);
+  const TimeNs now = since_start();
+  ready_offsets_[size_t(tensor)] = now - backward_start_;
+  policy_->on_tensor_ready(tensor, now, *this);
 }
 
 void RankEngine::wait_for_buckets() {
@@ -149,6 +261,7 @@ void RankEngine::wait_for_buckets() {
     throw std::logic_error(fmt::format("backward ended with {} of {} tensors ready", next_tensor_, layout_.tensors()));
   }
   backward_end_ = since_start();
+  if (coordinated_) coordinated_->finish(comm_, config_.timeout, exchanges_);
   std::fill(synchronized_.begin(), synchronized_.end(), false);
   // Decompression after backward's end runs while no collective does (the
   // communication thread is serial): it is exposed compression time.
@@ -161,6 +274,7 @@ void RankEngine::wait_for_buckets() {
     }
   }
   comm_.drain(config_.timeout);
+  if (offload_) offload_->wait_all();
   optimizer_start_ = since_start();
   phase_ = Phase::kWaited;
 }

@@ -18,13 +18,22 @@
 //     serial decompression the simulator overlaps with backward and with
 //     later collectives (sim/collective_stage.h);
 //  3. after backward the caller waits for the last bucket.
+// Selections with placement gpu-side or cpu-offload run on an OffloadPool
+// while backward goes on; the flush carrying one packs it on the
+// communication thread once it is done (runtime/offload_pool.h). Ok-Topk
+// buckets reuse their exact iteration's threshold in between
+// (runtime/oktopk.h); sparse-allreduce buckets run runtime/sparse_allreduce.h.
+// Coordinated schemes (horovod, rgmerge-dynamic: no per-worker policy) only
+// report readiness; a CoordinatedSession started by begin_iteration
+// negotiates and runs their collectives on the communication thread, and
+// wait_for_buckets collects them (runtime/coordinator.h).
 // Host memory is allocated once: the gradient doubles as the send buffer
 // (the sent values of a selection are written over the gradient it was
 // taken from), exchanges are reused from one iteration to the next (the
 // bucket sequence repeats), and the aggregate is never zero-filled whole
 // (each bucket overwrites or zero-fills only its own range).
-// Only schemes with per-worker policies, no forward plan and FIFO launches
-// can run here (runtime/support.h rejects the others up front).
+// Schemes with a forward plan or a launch scheduler cannot run here
+// (runtime/support.h rejects them up front).
 #pragma once
 
 #include <chrono>
@@ -38,8 +47,11 @@
 #include "policy/scheme.h"
 #include "runtime/comm_thread.h"
 #include "runtime/compressor.h"
+#include "runtime/coordinator.h"
 #include "runtime/exchange.h"
 #include "runtime/gradients.h"
+#include "runtime/offload_pool.h"
+#include "runtime/oktopk.h"
 
 namespace sparsefuse::runtime {
 
@@ -48,6 +60,7 @@ struct EngineConfig {
   double time_scale = 1.0;         // multiplies every replayed compute time
   TimeNs forward_ns = 0;           // the trace's, batch-scaled (time_scale not applied)
   TimeNs optimizer_ns = 0;
+  int cpu_threads = 4;             // CPU offload pool (the scenario's compression.cpu_threads)
   std::chrono::milliseconds timeout{60'000};  // for the collectives of one iteration
   // The compressor (null: the CPU's; --device cuda: CudaCompressor).
   std::function<std::unique_ptr<Compressor>(const ModelLayout&)> make_compressor;
@@ -62,7 +75,7 @@ struct IterationTimes {
   TimeNs total = 0, forward = 0, backward = 0, compression = 0, communication_exposed = 0, optimizer = 0;
 };
 
-class RankEngine : public policy::WorkerContext {
+class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
  public:
   RankEngine(const policy::GradientModel& model, const ModelLayout& layout, const policy::Scheme& scheme,
              CommThread& comm, EngineConfig config);
@@ -91,38 +104,71 @@ class RankEngine : public policy::WorkerContext {
   const std::vector<std::unique_ptr<BucketExchange>>& exchanges() const { return exchanges_; }
   const std::vector<bool>& synchronized() const { return synchronized_; }  // per tensor, by some bucket
   const std::vector<float>& residual() const { return residual_; }  // error feedback, after the iteration
+  // For re-planning (runtime/replanner.h): per tensor, when it became ready
+  // (ns from the start of backward); the elements the policy's requests
+  // covered and the time inline compression took.
+  const std::vector<TimeNs>& ready_offsets() const { return ready_offsets_; }
+  int64_t compressed_elements() const;
+  TimeNs compression_ns() const { return inline_compression_; }
+  // Takes a fresh worker policy from SCHEME (after it re-planned); between iterations only.
+  void renew_policy(const policy::Scheme& scheme);
 
   policy::CompressionOutcome compress(const policy::CompressionRequest& request, TimeNs now) override;
   void flush(const policy::Bucket& bucket, TimeNs when) override;
 
+  // CoordinatedExecutor (the communication thread, during a negotiation).
+  TimeNs since_start() const override;
+  TimeNs compress_agreed(const policy::CompressionRequest& request) override;
+  std::unique_ptr<BucketExchange> make_exchange(const policy::Bucket& bucket, TimeNs when) override;
+  void execute(BucketExchange& exchange, Communicator& comm) override;
+
  private:
   using Clock = std::chrono::steady_clock;
   enum class Phase { kIdle, kForward, kBackward, kWaited };
-  TimeNs since_start() const;
   void wait_until(TimeNs at) const;  // ns since the iteration start
   TimeNs scaled(TimeNs trace_ns) const;
   void expect(Phase phase, const char* call) const;
   std::unique_ptr<BucketExchange> reuse_exchange();
+  // Records that tensors [FIRST, END) are selected into slot (returned) of selections_.
+  int reserve_range(int first, int end);
+  // reserve_range for R, which requests() then lists.
+  int reserve_selection(const policy::CompressionRequest& r);
+  void write_sent(const RangeSelection& slot);
+  void prepare_oktopk(const policy::Bucket& bucket);
+  // R's selection into SLOT with COMPRESSOR (this thread's or an offload thread's).
+  void run_selection(Compressor& compressor, const policy::CompressionRequest& r, RangeSelection& slot);
+  // Runs R's selection inline and records it; returns the selected count.
+  int64_t select(const policy::CompressionRequest& r);
+  policy::CompressionOutcome compress_offloaded(const policy::CompressionRequest& r, TimeNs now);
+  // The offload jobs whose selections BUCKET carries, into JOBS.
+  void offloaded_in(const policy::Bucket& bucket, std::vector<uint64_t>& jobs) const;
 
   const policy::GradientModel& model_;
   const ModelLayout& layout_;
   CommThread& comm_;
   EngineConfig config_;
-  std::unique_ptr<policy::WorkerPolicy> policy_;
+  std::unique_ptr<CoordinatedSession> coordinated_;  // coordinated schemes only
+  std::unique_ptr<policy::WorkerPolicy> own_policy_;
+  policy::WorkerPolicy* policy_;  // own_policy_ or the session's reporter
   std::unique_ptr<Compressor> compressor_;
 
   std::vector<float> gradient_, residual_, aggregate_;
   std::vector<float> scratch_;  // the communication thread's, for partly carried allgather ranges
   std::vector<int> compressed_by_;
-  std::vector<RangeSelection> selections_;
+  std::vector<RangeSelection> selections_;  // reserved for every tensor: offload jobs hold pointers into it
+  std::vector<uint64_t> offload_jobs_;     // per selection: its OffloadPool job, 0 when it ran inline
+  OkTopkThresholds oktopk_;
   std::vector<policy::CompressionRequest> requests_;
   std::vector<std::unique_ptr<BucketExchange>> exchanges_, spare_;
   std::vector<bool> synchronized_;
+  std::vector<TimeNs> ready_offsets_;
   Clock::time_point start_;
   Phase phase_ = Phase::kIdle;
   int iteration_ = 0, next_tensor_ = 0;
   TimeNs pending_compression_ = 0, inline_compression_ = 0;
   TimeNs backward_start_ = 0, backward_end_ = 0, optimizer_start_ = 0, exposed_decompression_ = 0;
+  // Last: destroyed first, its threads finishing before the buffers they write go.
+  std::unique_ptr<OffloadPool> offload_;  // created at the first offloaded selection
 };
 
 }  // namespace sparsefuse::runtime

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/coordinator.h"
 #include "runtime/driver.h"
 #include "runtime/engine.h"
 #include "runtime/check.h"
@@ -29,6 +30,15 @@ model::Scenario tiny(Json scheme, int workers = 1, int iterations = 3) {
               {"scheme", scheme},
               {"compression", {{"density", 0.1}}}};
   return model::parse_scenario(doc, "tiny.json");
+}
+
+// S on one rank over the loopback communicator, with --check.
+RunOutcome run_checked(const model::Scenario& s) {
+  auto comm = loopback();
+  RunOptions options;
+  options.check = true;
+  options.transport = "loopback";
+  return run_scenario(s, *plan_for_runtime(s, 1), *comm, options);
 }
 
 TEST(CommThread, RunsJobsInOrderAndRethrowsTheirErrors) {
@@ -81,14 +91,11 @@ TEST(CommThread, TimesOutNamingTheStuckJob) {
 // equals the reference exactly, and dense schemes return the gradient itself.
 TEST(RankEngine, MatchesTheReferenceForEverySupportedPreset) {
   for (const char* preset : {"wfbp", "ddp", "syncea", "mgwfbp", "topk-layerwise", "omgs", "fgbuff", "saf",
-                             "safusion-inter", "ssfusion", "ssfusion-i", "adtopk", "adtopk-i", "adtopk-h", "cupcake"}) {
+                             "safusion-inter", "ssfusion", "ssfusion-i", "ssfusion-o", "adtopk", "adtopk-i", "adtopk-h",
+                             "cupcake", "horovod", "rgmerge-dynamic", "gtopk", "spardl", "oktopk", "randomk-shared",
+                             "topk-dsa"}) {
     SCOPED_TRACE(preset);
-    model::Scenario s = tiny(preset);
-    auto comm = loopback();
-    RunOptions options;
-    options.check = true;
-    options.transport = "loopback";
-    RunOutcome outcome = run_scenario(s, *plan_for_runtime(s, 1), *comm, options);
+    RunOutcome outcome = run_checked(tiny(preset));
     EXPECT_EQ(outcome.check_failure, "");
     EXPECT_EQ(outcome.result.iteration_ns.size(), 3u);
     EXPECT_FALSE(outcome.result.buckets.empty());
@@ -238,6 +245,51 @@ TEST(Oracle, ReportsTheFirstMismatch) {
       << failure;
 }
 
+// Sparse allreduces under the oracle: Ok-Topk's exact iteration sets the
+// threshold its next iteration reuses; the oracle replays both on its own,
+// and notices a wrong sum, a residual the reuse did not leave, and a reuse
+// with no exact iteration before it.
+TEST(Oracle, ChecksOkTopksExactAndReusedIterations) {
+  const model::Scenario s = tiny({{"preset", "oktopk"}, {"exact_every", 2}});
+  const model::ScenarioPlan planned(s);
+  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
+  auto comm = loopback();
+  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
+  Oracle oracle(planned.model, layout, 1, 1, 0);
+  engine.run_iteration(0);
+  ASSERT_EQ(engine.exchanges().size(), 1u);
+  EXPECT_TRUE(engine.exchanges()[0]->bucket.exact_threshold);
+  EXPECT_EQ(engine.requests().size(), 1u);
+  EXPECT_EQ(oracle.check(iteration_record(engine, 0)), "");
+  engine.run_iteration(1);
+  ASSERT_FALSE(engine.exchanges()[0]->bucket.exact_threshold);
+  EXPECT_TRUE(engine.requests().empty());  // the reused threshold selects, no request
+  Oracle copy = oracle;
+  EXPECT_EQ(oracle.check(iteration_record(engine, 1)), "");
+
+  // An element the reused threshold left out, given a value.
+  std::vector<float> wrong = engine.aggregate();
+  size_t unsent = 0;
+  while (wrong[unsent] != 0.0f) ++unsent;
+  wrong[unsent] = 0.5f;
+  IterationRecord record = iteration_record(engine, 1);
+  record.aggregate = wrong;
+  std::string failure = Oracle(copy).check(record);
+  EXPECT_NE(failure.find("iteration 1, flush #0 (allreduce): "), std::string::npos) << failure;
+  EXPECT_NE(failure.find("got 0.5, expected 0"), std::string::npos) << failure;
+
+  std::vector<float> residual = engine.residual();
+  ASSERT_NE(residual[unsent], 0.0f);  // error feedback kept what was not sent
+  residual[unsent] = 0.0f;
+  record = iteration_record(engine, 1);
+  record.residual = residual;
+  failure = Oracle(copy).check(record);
+  EXPECT_NE(failure.find("iteration 1, rank 0: the residual of "), std::string::npos) << failure;
+
+  failure = Oracle(planned.model, layout, 1, 1, 0).check(iteration_record(engine, 1));
+  EXPECT_NE(failure.find("reuses a threshold no exact iteration set"), std::string::npos) << failure;
+}
+
 TEST(Driver, ResultFollowsTheSimulatorSchemaWithAnExecutor) {
   auto comm = loopback();
   RunOptions options;
@@ -258,20 +310,74 @@ TEST(Driver, ResultFollowsTheSimulatorSchemaWithAnExecutor) {
   EXPECT_EQ(out["bytes_sent_per_worker"], 3000.0);
 }
 
+// A coordinated scheme on one rank: the negotiation cycle (1 ms ticks) finds
+// all of tiny3 (1 us of backward) ready in its first cycle and fuses it into
+// one allreduce, posted no earlier than that tick.
+TEST(RankEngine, CoordinatorFusesWhatTheFirstCycleFindsReady) {
+  auto comm = loopback();
+  const model::Scenario s = tiny("horovod");
+  const model::ScenarioPlan planned(s);
+  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
+  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
+  engine.run_iteration(0);
+  ASSERT_EQ(engine.exchanges().size(), 1u);
+  EXPECT_EQ(engine.exchanges()[0]->bucket.elements, 750);
+  EXPECT_GE(engine.exchanges()[0]->started, 1'000'000);
+  std::vector<float> gradient(size_t(layout.total()));
+  synthetic_gradient(1, 0, 0, planned.model, layout, gradient.data());
+  EXPECT_EQ(engine.aggregate(), gradient);
+}
+
+// The coordinator's response travels as numbers: every field survives.
+TEST(Coordinator, EncodedFlushDecodesToTheSameFlush) {
+  policy::CoordinatedFlush f;
+  f.bucket.first_tensor = 3, f.bucket.end_tensor = 9, f.bucket.elements = 123456789012;
+  f.bucket.collective = Collective::kAllgather, f.bucket.alignment = policy::Alignment::kPadToMax;
+  f.bucket.density = 0.013, f.bucket.priority = -4;
+  f.compress = true;
+  auto r = std::make_shared<policy::CompressionRequest>();
+  r->first_tensor = 3, r->end_tensor = 9, r->elements = 123456789012, r->density = 0.013, r->expected_count = 77;
+  r->sparsifier = policy::Sparsifier::kDgc, r->placement = policy::Placement::kGpuSideStream, r->align_to_expected = true;
+  f.request = r;
+  const std::vector<double> fields = encode_flush(f);
+  ASSERT_EQ(int(fields.size()), kFlushFields);
+  const policy::CoordinatedFlush g = decode_flush(fields.data());
+  EXPECT_TRUE(g.bucket.same_operation(f.bucket));
+  EXPECT_EQ(g.bucket.elements, f.bucket.elements);
+  EXPECT_EQ(g.bucket.density, 0.013);
+  EXPECT_EQ(g.bucket.priority, -4);
+  ASSERT_TRUE(g.compress && g.request);
+  EXPECT_EQ(g.request->expected_count, 77);
+  EXPECT_EQ(g.request->sparsifier, policy::Sparsifier::kDgc);
+  EXPECT_EQ(g.request->placement, policy::Placement::kGpuSideStream);
+  EXPECT_TRUE(g.request->align_to_expected);
+  EXPECT_FALSE(g.request->error_feedback);
+}
+
+// replan_every = 2 over 1 warm-up + 5 measured iterations: the scheme
+// re-plans after iterations 1 and 3 and 5 from the runtime's measurements,
+// the engine takes the new policies, and the check still passes.
+TEST(Driver, AdaptiveSchemesReplanFromTheRuntimesMeasurements) {
+  for (const char* preset : {"ddp", "fgbuff"}) {
+    SCOPED_TRACE(preset);
+    RunOutcome outcome = run_checked(tiny({{"preset", preset}, {"replan_every", 2}}, 1, 5));
+    EXPECT_EQ(outcome.check_failure, "");
+    EXPECT_EQ(outcome.result.plan["replans"], 3);
+  }
+}
+
 TEST(Driver, RefusesWhatItCannotRunAsBadInput) {
   try {
-    plan_for_runtime(tiny("horovod"), 1);
-    FAIL() << "horovod must be refused";
+    plan_for_runtime(tiny("dear"), 1);
+    FAIL() << "dear must be refused";
   } catch (const InputError& e) {
     EXPECT_EQ(e.pointer(), "/scheme");
-    EXPECT_NE(e.problem().find("cannot run preset \"horovod\": it negotiates its buckets at run time"),
+    EXPECT_NE(e.problem().find("cannot run preset \"dear\": it moves communication into the next iteration"),
               std::string::npos)
         << e.what();
   }
-  for (const char* preset : {"dear", "bytescheduler", "oktopk", "randomk-shared", "ssfusion-o"}) {
-    EXPECT_THROW(plan_for_runtime(tiny(preset), 1), InputError) << preset;
-  }
-  EXPECT_THROW(plan_for_runtime(tiny({{"preset", "ddp"}, {"replan_every", 2}}), 1), InputError);
+  EXPECT_THROW(plan_for_runtime(tiny("bytescheduler"), 1), InputError);
+  EXPECT_THROW(plan_for_runtime(tiny({{"preset", "oktopk"}, {"exact_every", 0}}), 1), InputError);
   try {
     plan_for_runtime(tiny("ddp", 4), 2);
     FAIL() << "a worker count other than the ranks must be refused";

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernels/pack.h"
+#include "runtime/sparse_allreduce.h"
 
 namespace sparsefuse::runtime {
 
@@ -23,13 +24,10 @@ std::string describe(const policy::Bucket& b) {
 
 std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLayout& layout,
                                      const std::vector<int>& compressed_by, const std::vector<RangeSelection>& selections) {
-  const bool gather = bucket.collective == Collective::kAllgather;
+  // A sparse allreduce carries its range's selection, as an allgather does.
+  const bool gather = bucket.collective == Collective::kAllgather || bucket.sparse != policy::SparseAllreduce::kNone;
   if (!gather && bucket.collective != Collective::kAllreduce) {
     throw std::logic_error("the runtime executes allreduces and allgathers only, not " + describe(bucket));
-  }
-  if (bucket.sparse != policy::SparseAllreduce::kNone) {
-    throw std::logic_error("the runtime has no sparse allreduce (" +
-                           std::string(policy::sparse_allreduce_name(bucket.sparse)) + ")");
   }
   std::vector<Segment> segments;
   int64_t carried = 0;
@@ -73,13 +71,16 @@ uint64_t bucket_fingerprint(const policy::Bucket& b, int iteration, int index) {
 }
 
 int64_t BucketExchange::bytes_sent() const {
-  return sent_count * (bucket.collective == Collective::kAllgather ? 8 : 4);
+  const bool values_only = bucket.sparse == policy::SparseAllreduce::kNone
+                               ? bucket.collective == Collective::kAllreduce
+                               : bucket.sparse == policy::SparseAllreduce::kSharedIndices;
+  return sent_count * (values_only ? 4 : 8);
 }
 
 void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* send,
                   const std::vector<RangeSelection>& selections) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
-  if (x.bucket.collective == Collective::kAllreduce) {
+  if (x.bucket.collective == Collective::kAllreduce && x.bucket.sparse == policy::SparseAllreduce::kNone) {
     x.values.clear();
     for (const Segment& s : x.segments) {
       if (s.included) x.values.insert(x.values.end(), send + layout.offset[s.first], send + layout.offset[s.end]);
@@ -116,6 +117,10 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* sen
 }
 
 void run_collective(BucketExchange& x, Communicator& comm) {
+  if (x.bucket.sparse != policy::SparseAllreduce::kNone) {
+    run_sparse_allreduce(x, comm);
+    return;
+  }
   if (x.bucket.collective == Collective::kAllreduce) {
     comm.allreduce_sum(x.values.data(), int64_t(x.values.size()));
     return;
@@ -155,6 +160,10 @@ void run_collective(BucketExchange& x, Communicator& comm) {
 void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float* aggregate,
                   std::vector<float>& scratch) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
+  if (x.bucket.sparse != policy::SparseAllreduce::kNone) {
+    apply_sparse_result(x, layout, ranks, aggregate);
+    return;
+  }
   if (x.bucket.collective == Collective::kAllreduce) {
     const float* sum = x.values.data();
     for (const Segment& s : x.segments) {

@@ -10,7 +10,9 @@
 //  - an allgather carries every selection made over tensors of the range, as
 //    (value, int32 index) pairs with indices relative to the range start, and
 //    also the uncompressed tensors when the bucket has dense elements (they
-//    ride as pairs, as the seed systems' selective path does).
+//    ride as pairs, as the seed systems' selective path does);
+//  - a sparse allreduce (bucket.sparse) carries its range's selection as
+//    pairs too, and runs runtime/sparse_allreduce.h instead.
 // Anything else (a selection straddling the range, an element count that
 // does not add up) is a bucket the runtime cannot interpret: std::logic_error.
 #pragma once
@@ -76,6 +78,8 @@ struct BucketExchange {
   TimeNs posted = 0, started = 0, finished = 0, decompressed = 0;
   TimeNs compression_ns = 0, decompression_ns = 0;
   uint64_t ticket = 0;  // its collective's job on the communication thread
+  std::vector<uint64_t> offload_jobs;  // the OffloadPool jobs whose selections it carries (packed once done)
+  float* reused_threshold = nullptr;   // Ok-Topk: the bucket's global threshold, kept between iterations
 
   int64_t bytes_sent() const;
 };

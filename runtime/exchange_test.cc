@@ -94,9 +94,14 @@ TEST(BucketSegments, RejectsBucketsTheRuntimeCannotInterpret) {
   EXPECT_THROW(bucket_segments(bucket(Collective::kAllgather, 0, 1, 4, 0), layout, {0, 0}, spanning),
                std::logic_error);
   EXPECT_THROW(bucket_segments(bucket(Collective::kAllreduce, 0, 2, 7, 7), layout, {-1, -1}, {}), std::logic_error);
-  Bucket sparse_allreduce = bucket(Collective::kAllreduce, 0, 2, 10, 10);
-  sparse_allreduce.sparse = policy::SparseAllreduce::kOkTopk;
+  // A sparse allreduce carries its range's selection: without one, nothing adds up.
+  Bucket sparse_allreduce = bucket(Collective::kAllreduce, 0, 2, 10, 0);
+  sparse_allreduce.sparse = policy::SparseAllreduce::kGTopk;
   EXPECT_THROW(bucket_segments(sparse_allreduce, layout, {-1, -1}, {}), std::logic_error);
+  std::vector<RangeSelection> whole = {selection(0, 2, {1, 7}, {1, 2})};
+  auto segments = bucket_segments(sparse_allreduce, layout, {0, 0}, whole);
+  ASSERT_EQ(segments.size(), 1u);
+  EXPECT_TRUE(segments[0].included);
 }
 
 TEST(BucketFingerprint, ChangesWithEveryFieldThatMustMatch) {

@@ -11,6 +11,7 @@
 
 #include "kernels/rng.h"
 #include "runtime/oracle_select.h"
+#include "runtime/oracle_sparse.h"
 
 namespace sparsefuse::runtime {
 
@@ -48,6 +49,11 @@ std::string decode(const WireBucket& b, int64_t range, int r, int64_t at, Pairs&
     }
   }
   return "";
+}
+
+// An allgather of pairs the oracle decodes (a sparse allreduce's wire is its own).
+bool is_gather(const policy::Bucket& b) {
+  return b.collective == Collective::kAllgather && b.sparse == policy::SparseAllreduce::kNone;
 }
 
 bool exact_sparsifier(Sparsifier s) {
@@ -91,7 +97,7 @@ bool Oracle::wire_selection(const Iteration& it, int r, const policy::Compressio
                             std::vector<int32_t>& index, std::vector<float>& value) const {
   for (size_t b = 0; b < it.record.buckets.size(); ++b) {
     const policy::Bucket& bucket = it.record.buckets[b].bucket;
-    if (bucket.collective != Collective::kAllgather || bucket.first_tensor > q.first_tensor ||
+    if (!is_gather(bucket) || bucket.first_tensor > q.first_tensor ||
         bucket.end_tensor < q.end_tensor) {
       continue;
     }
@@ -283,12 +289,11 @@ std::string Oracle::expect_equal_slices(Iteration& it, const WireBucket& b, cons
   return "";
 }
 
-std::string Oracle::expect_bucket(Iteration& it, const WireBucket& b) const {
+std::string Oracle::expect_bucket(Iteration& it, const WireBucket& b) {
   const policy::Bucket& k = b.bucket;
-  if (k.sparse != policy::SparseAllreduce::kNone ||
-      (k.collective != Collective::kAllreduce && k.collective != Collective::kAllgather)) {
-    return fmt::format("flush #{}: the oracle has no rule for a {} bucket{}", b.index, collective_name(k.collective),
-                       k.sparse != policy::SparseAllreduce::kNone ? " with a sparse allreduce" : "");
+  if (k.sparse != policy::SparseAllreduce::kNone) return expect_sparse(it, b);
+  if (k.collective != Collective::kAllreduce && k.collective != Collective::kAllgather) {
+    return fmt::format("flush #{}: the oracle has no rule for a {} bucket", b.index, collective_name(k.collective));
   }
   std::vector<int> carried;
   std::string problem = carried_tensors(b, it.request_of, it.record.requests, layout_, carried);
@@ -316,6 +321,97 @@ std::string Oracle::expect_bucket(Iteration& it, const WireBucket& b) const {
       it.expected[i] = sum / P;
       if (reduce && ranks_ > 2) it.tolerance[i] = (P - 1) * eps * magnitude / P + eps * std::fabs(sum / P);
     }
+  }
+  return "";
+}
+
+// Ok-Topk: on an exact iteration the request's selection (select() made it)
+// sets every rank's local threshold; on the others no request covers the
+// bucket and the oracle selects by that threshold itself.
+std::string Oracle::oktopk_selections(Iteration& it) {
+  for (const WireBucket& w : it.record.buckets) {
+    const policy::Bucket& b = w.bucket;
+    if (b.sparse != policy::SparseAllreduce::kOkTopk) continue;
+    const int q = it.request_of[size_t(b.first_tensor)];
+    if (b.exact_threshold != (q >= 0)) {
+      return fmt::format("iteration {}, flush #{}: an Ok-Topk bucket {} a compression request on {} exact iteration",
+                         it.record.iteration, w.index, q >= 0 ? "with" : "without", q >= 0 ? "a non-" : "an");
+    }
+    const int64_t base = layout_.offset[b.first_tensor];
+    for (int r = 0; r < ranks_ && !b.exact_threshold; ++r) {
+      std::string problem = oktopk_reuse(it, b, r);
+      if (!problem.empty()) return problem;
+    }
+    for (int r = 0; r < ranks_ && b.exact_threshold; ++r) {
+      OkTopkLocal& local = oktopk_local_[{r, b.first_tensor}];
+      local.error_feedback = it.record.requests[size_t(q)].error_feedback;
+      local.threshold = std::numeric_limits<float>::infinity();
+      for (int64_t i = base; i < base + b.elements; ++i) {
+        if (it.selected[size_t(r)][size_t(i)]) local.threshold = std::min(local.threshold, std::fabs(it.sent[size_t(r)][size_t(i)]));
+      }
+      if (std::isinf(local.threshold)) local.threshold = 0.0f;  // nothing selected
+    }
+  }
+  return "";
+}
+
+// Rank R's selection over Ok-Topk bucket B between exact iterations.
+std::string Oracle::oktopk_reuse(Iteration& it, const policy::Bucket& b, int r) {
+  const auto found = oktopk_local_.find({r, b.first_tensor});
+  if (found == oktopk_local_.end()) {
+    return fmt::format("iteration {}: the Ok-Topk bucket at tensor {} reuses a threshold no exact iteration set",
+                       it.record.iteration, b.first_tensor);
+  }
+  const OkTopkLocal& local = found->second;
+  const int64_t base = layout_.offset[b.first_tensor];
+  const float* grad = it.grad[size_t(r)].data() + base;
+  float* residual = residual_[size_t(r)].data() + base;
+  float* out = it.sent[size_t(r)].data() + base;
+  for (int64_t i = 0; i < b.elements; ++i) {
+    const float x = local.error_feedback ? residual[i] + grad[i] : grad[i];
+    const bool sent = std::fabs(x) >= local.threshold;
+    out[i] = sent ? x : 0.0f;
+    it.selected[size_t(r)][size_t(base + i)] = sent;
+    if (local.error_feedback) residual[i] = sent ? 0.0f : x;
+  }
+  return "";
+}
+
+// A sparse allreduce: every tensor of its range selected (by a request
+// inside the range, or by Ok-Topk's reused threshold), the sum replayed
+// densely (oracle_sparse.h).
+std::string Oracle::expect_sparse(Iteration& it, const WireBucket& w) {
+  const policy::Bucket& b = w.bucket;
+  const int64_t base = layout_.offset[b.first_tensor];
+  if (b.elements != layout_.elements(b.first_tensor, b.end_tensor)) {
+    return fmt::format("iteration {}, flush #{}: the sparse allreduce says it covers {} elements of a range of {}",
+                       it.record.iteration, w.index, b.elements, layout_.elements(b.first_tensor, b.end_tensor));
+  }
+  const bool reused = b.sparse == policy::SparseAllreduce::kOkTopk && !b.exact_threshold;
+  for (int t = b.first_tensor; t < b.end_tensor; ++t) {
+    const int q = it.request_of[size_t(t)];
+    const auto& requests = it.record.requests;
+    if (reused ? q >= 0
+               : q < 0 || requests[size_t(q)].first_tensor < b.first_tensor || requests[size_t(q)].end_tensor > b.end_tensor) {
+      return fmt::format("iteration {}, flush #{}: {} is not selected by {}", it.record.iteration, w.index,
+                         where(layout_.offset[t]), reused ? "the reused threshold alone" : "a request inside the range");
+    }
+    if (it.flush_of[size_t(t)] >= 0) {
+      return fmt::format("iteration {}: {} carried by flushes #{} and #{}", it.record.iteration, where(layout_.offset[t]),
+                         it.flush_of[size_t(t)], w.index);
+    }
+    it.flush_of[size_t(t)] = w.index;
+  }
+  std::vector<std::vector<float>> c;
+  for (int r = 0; r < ranks_; ++r) c.emplace_back(it.sent[size_t(r)].begin() + base, it.sent[size_t(r)].begin() + base + b.elements);
+  const std::vector<float> sum = oracle::sparse_allreduce_sum(b, c, oktopk_global_[b.first_tensor]);
+  const bool exact = oracle::sparse_allreduce_exact(b) || ranks_ <= 2;
+  const float eps = std::numeric_limits<float>::epsilon(), P = float(ranks_);
+  for (int64_t i = 0; i < b.elements; ++i) {
+    it.expected[size_t(base + i)] = sum[size_t(i)] / P;
+    float magnitude = 0.0f;
+    for (int r = 0; r < ranks_ && !exact; ++r) magnitude += std::fabs(c[size_t(r)][size_t(i)]);
+    if (!exact) it.tolerance[size_t(base + i)] = (P - 1) * eps * magnitude / P + eps * std::fabs(sum[size_t(i)] / P);
   }
   return "";
 }
@@ -355,7 +451,7 @@ std::string Oracle::check(const IterationRecord& record) {
   it.selected.assign(size_t(ranks_), std::vector<bool>(n, false));
   for (const WireBucket& b : record.buckets) {
     it.wire.emplace_back(size_t(ranks_));
-    if (b.bucket.collective != Collective::kAllgather) continue;
+    if (!is_gather(b.bucket)) continue;
     const int64_t range = layout_.elements(b.bucket.first_tensor, b.bucket.end_tensor);
     for (int64_t r = 0, at = 0; r < ranks_; at += b.counts[size_t(r)], ++r) {
       std::string problem = decode(b, range, int(r), at, it.wire.back()[size_t(r)]);
@@ -368,7 +464,9 @@ std::string Oracle::check(const IterationRecord& record) {
       if (!problem.empty()) return problem;
     }
   }
-  std::string problem = check_own_residual(it, record.residual);
+  std::string problem = oktopk_selections(it);
+  if (!problem.empty()) return problem;
+  problem = check_own_residual(it, record.residual);
   if (!problem.empty()) return problem;
   it.expected.assign(n, 0.0f);
   it.tolerance.assign(n, 0.0f);

@@ -32,12 +32,20 @@
 //    bound is |got - expected| <= (P - 1) eps sum_r |c_r| / P + eps |expected|
 //    (both sums within (P - 1)/2 eps sum |c_r| of the true sum, plus the two
 //    divisions' roundings);
+//  - sparse allreduce: each rank's contribution over the bucket's range is
+//    its selection (the oracle's own, as above; Ok-Topk between exact
+//    iterations: every element of x whose magnitude reaches the rank's
+//    local threshold, the smallest magnitude of its last exact top-k, the
+//    residual keeping the rest), and the sum is oracle_sparse.h's dense
+//    replay of the algorithm, / P: exact for gtopk, spardl and oktopk, the
+//    allreduce bound for topk-dsa and randomk-shared;
 //  - elements no bucket carried must be 0.
-// Buckets of other kinds (reduce-scatter, sparse allreduces) have no rule
-// here: check() reports them instead of passing them.
+// Buckets of other kinds (reduce-scatter) have no rule here: check() reports
+// them instead of passing them.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -92,7 +100,10 @@ class Oracle {
                                    const std::vector<int32_t>& sent, const std::vector<float>& values) const;
   std::string select(Iteration& it, int rank, const policy::CompressionRequest& q);
   std::string check_own_residual(const Iteration& it, std::span<const float> engine) const;
-  std::string expect_bucket(Iteration& it, const WireBucket& b) const;
+  std::string expect_bucket(Iteration& it, const WireBucket& b);
+  std::string oktopk_selections(Iteration& it);
+  std::string oktopk_reuse(Iteration& it, const policy::Bucket& b, int rank);
+  std::string expect_sparse(Iteration& it, const WireBucket& b);
   std::string expect_equal_slices(Iteration& it, const WireBucket& b, const std::vector<int>& carried) const;
   std::string compare(const Iteration& it, std::span<const float> aggregate) const;
   std::string where(int64_t element) const;  // "tensor T (NAME) element E"
@@ -102,6 +113,13 @@ class Oracle {
   uint64_t seed_;
   int ranks_, rank_;
   std::vector<std::vector<float>> residual_;  // per rank, the oracle's own
+  // Ok-Topk, carried from exact iterations to the others.
+  struct OkTopkLocal {
+    float threshold = 0.0f;
+    bool error_feedback = false;
+  };
+  std::map<std::pair<int, int>, OkTopkLocal> oktopk_local_;  // (rank, bucket's first tensor)
+  std::map<int, float> oktopk_global_;                       // bucket's first tensor
 };
 
 }  // namespace sparsefuse::runtime

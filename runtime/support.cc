@@ -2,16 +2,26 @@
 
 #include <fmt/format.h>
 
+#include "policy/horovod.h"
 #include "policy/planned_scheme.h"
-#include "policy/sparse_scheme.h"
 
 namespace sparsefuse::runtime {
 
+namespace {
+
+// The sparse allreduces runtime/sparse_allreduce.h implements.
+bool runs_sparse_allreduce(policy::SparseAllreduce a) {
+  using policy::SparseAllreduce;
+  return a == SparseAllreduce::kSharedIndices || a == SparseAllreduce::kGTopk || a == SparseAllreduce::kSparDL ||
+         a == SparseAllreduce::kTopkDsa || a == SparseAllreduce::kOkTopk;
+}
+
+}  // namespace
+
 std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme) {
   const std::string head = fmt::format("runtime-mpi cannot run preset \"{}\": ", preset);
-  if (scheme.make_coordinator() || !scheme.make_worker_policy(0)) {
-    return head + "it negotiates its buckets at run time through a coordinator (Horovod-style), and the runtime "
-                  "has no coordinator; it runs schemes whose workers decide alone";
+  if (!scheme.make_worker_policy(0) && !dynamic_cast<const policy::HorovodScheme*>(&scheme)) {
+    return head + "it negotiates through a coordinator other than Horovod's, whose cycle the runtime does not know";
   }
   if (scheme.forward_plan()) {
     return head + "it moves communication into the next iteration's forward pass, which the runtime does not replay";
@@ -19,27 +29,15 @@ std::string unsupported_reason(const std::string& preset, const policy::Scheme& 
   if (scheme.make_launch_scheduler()) {
     return head + "it reorders launches with a scheduler; the runtime launches in flush order";
   }
-  if (scheme.replan_every() > 0) {
-    return head + "\"replan_every\" re-plans from measurements, which the runtime does not report to the policy yet";
-  }
   if (const auto* planned = dynamic_cast<const policy::PlannedScheme*>(&scheme)) {
     for (const auto& b : planned->buffers()) {
-      if (b.route == policy::Route::kSparseAllreduce) {
+      if (b.route == policy::Route::kSparseAllreduce && !runs_sparse_allreduce(b.algorithm)) {
         return head + fmt::format("it uses the sparse allreduce \"{}\", which the runtime does not implement",
                                   policy::sparse_allreduce_name(b.algorithm));
       }
-      if (b.route == policy::Route::kAllgather && b.placement != policy::Placement::kGpuInline) {
-        return head + fmt::format("it compresses tensors [{}, {}) with placement \"{}\"; the runtime compresses inline "
-                                  "on each rank's thread only",
-                                  b.first, b.end, policy::placement_name(b.placement));
+      if (b.algorithm == policy::SparseAllreduce::kOkTopk && planned->options().exact_every <= 0) {
+        return head + "Ok-Topk with exact_every = 0 never computes the threshold its other iterations reuse";
       }
-    }
-  }
-  if (const auto* sparse = dynamic_cast<const policy::SparseScheme*>(&scheme)) {
-    if (sparse->options().compress_on != policy::Placement::kGpuInline) {
-      return head + fmt::format("compress_on=\"{}\" needs a side stream or CPU offload threads; the runtime "
-                                "compresses inline on each rank's thread only (use compress_on=\"gpu-inline\")",
-                                policy::placement_name(sparse->options().compress_on));
     }
   }
   return "";

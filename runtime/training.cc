@@ -14,6 +14,7 @@ EngineConfig engine_config(const model::Scenario& s, const RunOptions& options) 
   EngineConfig config;
   config.seed = s.seed;
   config.timeout = options.timeout;
+  config.cpu_threads = s.compression.cpu_threads;
   return config;  // forward, backward and optimizer are the framework's own: nothing is replayed
 }
 
@@ -24,6 +25,7 @@ TrainingSession::TrainingSession(model::Scenario scenario, CommThread& comm, Run
       planned_(plan_for_runtime(scenario_, comm.size())), layout_(ModelLayout::from(scenario_.trace, planned_->model)),
       engine_(std::make_unique<RankEngine>(planned_->model, layout_, planned_->scheme(), comm,
                                            engine_config(scenario_, options_))),
+      replanner_(planned_->scheme()),
       ready_(size_t(layout_.tensors()), 0), wall_start_(std::chrono::steady_clock::now()) {}
 
 void TrainingSession::expect(Phase phase, const char* call) const {
@@ -93,6 +95,7 @@ void TrainingSession::end_iteration() {
   const IterationTimes times = engine_->end_iteration();
   agree_after_iteration(comm_, options_, done_, engine_->exchanges(), false);
   if (done_ >= scenario_.warmup_iterations) totals_.add(times, engine_->exchanges());
+  replanner_.after_iteration(done_, *engine_, comm_, options_.timeout);
   ++done_;
   phase_ = Phase::kIdle;
 }

@@ -10,7 +10,8 @@
 // tensors to the policy in the trace's backward order, holding back one
 // that arrives before its predecessors), wait (after backward: every tensor
 // reported, the buckets' results in, the averaged gradients copied out), and
-// end_iteration after its optimizer step. finish() reduces the measured
+// end_iteration after its optimizer step (an adaptive scheme re-plans there,
+// as under `sparsefuse run`). finish() reduces the measured
 // iterations over ranks into result.json's schema.
 #pragma once
 
@@ -25,6 +26,7 @@
 #include "runtime/driver.h"
 #include "runtime/engine.h"
 #include "runtime/gradients.h"
+#include "runtime/replanner.h"
 #include "runtime/statistics.h"
 
 namespace sparsefuse::runtime {
@@ -67,6 +69,7 @@ class TrainingSession {
   std::unique_ptr<model::ScenarioPlan> planned_;
   ModelLayout layout_;
   std::unique_ptr<RankEngine> engine_;
+  RuntimeReplanner replanner_;  // "replan_every": after end_iteration, from this run's measurements
   enum class Phase { kIdle, kForward, kBackward, kWaited };
   void expect(Phase phase, const char* call) const;
   Phase phase_ = Phase::kIdle;

@@ -46,14 +46,14 @@ for np in 2 4; do
 done
 
 # A scheme the runtime cannot execute: exit 2, one message naming it and why, nothing written.
-"${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" --set scheme=horovod --out "$tmp/horovod" >"$tmp/horovod.log" 2>&1
+"${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" --set scheme=dear --out "$tmp/dear" >"$tmp/dear.log" 2>&1
 status=$?
-[[ $status -eq 2 ]] || fail "horovod exited $status, expected 2: $(cat "$tmp/horovod.log")"
-[[ $(grep -c 'at /scheme: runtime-mpi cannot run preset "horovod": it negotiates its buckets at run time' "$tmp/horovod.log") -eq 1 ]] ||
-  fail "horovod: expected exactly one message: $(cat "$tmp/horovod.log")"
-[[ ! -e "$tmp/horovod" ]] || fail "a refused run created its output directory"
-"${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" --set scheme=oktopk >"$tmp/oktopk.log" 2>&1
-[[ $? -eq 2 ]] && grep -q 'uses the sparse allreduce "oktopk"' "$tmp/oktopk.log" || fail "oktopk: $(cat "$tmp/oktopk.log")"
+[[ $status -eq 2 ]] || fail "dear exited $status, expected 2: $(cat "$tmp/dear.log")"
+[[ $(grep -c 'at /scheme: runtime-mpi cannot run preset "dear": it moves communication into the next iteration' "$tmp/dear.log") -eq 1 ]] ||
+  fail "dear: expected exactly one message: $(cat "$tmp/dear.log")"
+[[ ! -e "$tmp/dear" ]] || fail "a refused run created its output directory"
+"${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" --set scheme=oktopk --set scheme.exact_every=0 >"$tmp/oktopk.log" 2>&1
+[[ $? -eq 2 ]] && grep -q 'Ok-Topk with exact_every = 0 never computes the threshold' "$tmp/oktopk.log" || fail "oktopk: $(cat "$tmp/oktopk.log")"
 
 # The worker count must be the rank count.
 "${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" --set workers=3 >"$tmp/workers.log" 2>&1

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include "common/trace.h"
+#include "model/plan.h"
+#include "model/scenario.h"
 #include "policy/presets.h"
+#include "runtime/support.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 
@@ -40,6 +43,16 @@ int run_models(const Args& args) {
   return 0;
 }
 
+// Why `sparsefuse run` refuses PRESET with its default knobs, planned for
+// kRuntimeExample ("" when it runs): the runtime's own check on the real plan.
+static constexpr const char* kRuntimeExample = "resnet50-cifar100";
+static std::string runtime_refusal(const std::string& preset) {
+  const Json document = {{"model", kRuntimeExample}, {"workers", 2}, {"scheme", preset}};
+  const model::ScenarioPlan plan(model::parse_scenario(document, "(sparsefuse presets)"));
+  const std::string reason = runtime::unsupported_reason(preset, plan.scheme());
+  return reason.empty() ? "" : fmt::format("{} (planned for {} on 2 workers)", reason, kRuntimeExample);
+}
+
 int run_presets(const Args& args) {
   if (!no_arguments(args, "usage: sparsefuse presets  (list scheme presets, their knobs, defaults and allowed values)")) {
     return 0;
@@ -55,6 +68,8 @@ int run_presets(const Args& args) {
     if (p->replanning == policy::Replanning::kAllowed) {
       std::cout << fmt::format("{:<16}   replan_every = 0  (integer >= 0 (iterations); re-plan online every this many)\n", "");
     }
+    const std::string refused = runtime_refusal(p->name);
+    if (!refused.empty()) std::cout << fmt::format("{:<16} runtime: {}\n", "", refused);
   }
   return 0;
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Every preset `sparsefuse presets` lists, under `mpirun -np 2` and `-np 4`
+# on tiny4 with --check (tests/runtime/presets_table.sh): each runs with the
+# check passing and its bucket sequence equal to `sparsefuse simulate`'s,
+# except the presets the runtime still refuses, which must be exactly the
+# expected ones, refused with their reason. A few rows are also checked for
+# what the preset's collectives must have carried.
+set -uo pipefail
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
+source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
+
+cat >"$tmp/tiny4.json" <<JSON
+{"model": {"trace": "$PWD/tests/data/tiny4.json"}, "workers": 2, "iterations": 3, "warmup_iterations": 1,
+ "scheme": "wfbp", "compression": {"density": 0.1}}
+JSON
+
+bash tests/runtime/presets_table.sh "$sf" "$tmp/tiny4.json" "$tmp/rows" 2 4 >"$tmp/table.txt" 2>&1
+status=$?
+cat "$tmp/table.txt"
+[[ $status -eq 0 ]] || fail "some preset failed, crashed or differed from the simulator (exit $status)"
+
+presets=$("$sf" presets | awk '/^[a-z0-9]/ && $2 != "deviates:" {print $1}' | sort)
+[[ $(echo "$presets" | wc -l) -ge 30 ]] || fail "sparsefuse presets listed only: $presets"
+for np in 2 4; do
+  listed=$(awk -v np=$np 'NR > 1 && $2 == np {print $1}' "$tmp/table.txt" | sort)
+  [[ "$listed" == "$presets" ]] || fail "-np $np: the table's presets differ from sparsefuse presets"
+  refused=$(awk -v np=$np '$2 == np && $3 == "refused" {print $1}' "$tmp/table.txt" | sort | tr '\n' ' ')
+  [[ "$refused" == "bytescheduler dear " ]] || fail "-np $np: refused presets are '$refused', expected 'bytescheduler dear '"
+  passed=$(awk -v np=$np '$2 == np && $3 == "passed" {print $1}' "$tmp/table.txt" | wc -l)
+  [[ $passed -eq $(($(echo "$presets" | wc -l) - 2)) ]] || fail "-np $np: only $passed presets passed"
+done
+grep -q '^dear .*refused  .*it moves communication into the next iteration' "$tmp/table.txt" || fail "dear's reason missing"
+
+# What some collectives must have carried (the last iteration's buckets).
+kinds() { field "$1" "' '.join(f\"{b['collective']}/{b['sent_elements']:g}\" for b in r['buckets'])"; }
+for np in 2 4; do
+  # Horovod's first cycle finds all of tiny4 ready: one fused allreduce of 1250 values.
+  [[ "$(kinds "$tmp/rows/horovod-$np/result.json")" == "allreduce/1250" ]] ||
+    fail "horovod on $np ranks: $(kinds "$tmp/rows/horovod-$np/result.json")"
+  # RGMerge's negotiated merge: one top-k of 10% over the fused buffer, gathered.
+  [[ "$(kinds "$tmp/rows/rgmerge-dynamic-$np/result.json")" == "allgather/125" ]] ||
+    fail "rgmerge-dynamic on $np ranks: $(kinds "$tmp/rows/rgmerge-dynamic-$np/result.json")"
+  # The sparse allreduces: one bucket over the whole model (1250 elements), the plan's algorithm,
+  # k = 125 pairs per rank put in (Ok-Topk's threshold-reuse iterations select about k).
+  for preset in gtopk spardl oktopk randomk-shared topk-dsa; do
+    got=$(field "$tmp/rows/$preset-$np/result.json" "r['plan']['sparse_allreduce'], len(r['buckets']), r['buckets'][0]['elements']")
+    want=$([[ $preset == randomk-shared ]] && echo shared-index-allreduce || echo $preset)
+    [[ "$got" == "$want 1 1250" ]] || fail "$preset on $np ranks: plan/buckets $got"
+  done
+  for preset in gtopk spardl randomk-shared topk-dsa; do
+    [[ "$(kinds "$tmp/rows/$preset-$np/result.json")" == "allreduce/125" ]] ||
+      fail "$preset on $np ranks: $(kinds "$tmp/rows/$preset-$np/result.json")"
+  done
+done
+
+finish
