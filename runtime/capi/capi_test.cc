@@ -98,6 +98,41 @@ TEST_F(CApi, TopkKeepsTheLargestAndFeedsTheRestBack) {
   for (int i = 0; i < 250; ++i) EXPECT_EQ(out[0][size_t(i)], i >= 200 && i < 225 ? float(2 * i) : 0.0f) << i;
 }
 
+// The step API carries the negotiation, offloaded selections and sparse
+// allreduces into training too. On one rank, with tensor t's element i =
+// 1000 t + i: horovod fuses all three tensors into one allreduce (the
+// average is the gradient); top-k selected on a CPU offload thread keeps
+// each tensor's 25 largest; gtopk's one bucket over the model keeps the
+// model's 75 largest, all in tensor 2.
+TEST_F(CApi, CoordinatedOffloadedAndSparseAllreduceSchemesTrain) {
+  std::vector<std::vector<float>> grads(3, std::vector<float>(250)), out(3, std::vector<float>(250, -1));
+  for (int t = 0; t < 3; ++t)
+    for (int i = 0; i < 250; ++i) grads[size_t(t)][size_t(i)] = float(t * 1000 + i);
+  float* outputs[3] = {out[0].data(), out[1].data(), out[2].data()};
+  const std::string trace = std::filesystem::current_path().string() + "/tests/data/tiny3.json";
+  for (const std::string scheme : {"\"horovod\"", R"({"preset": "topk-layerwise", "compress_on": "cpu-offload"})",
+                                   "\"gtopk\""}) {
+    SCOPED_TRACE(scheme);
+    const std::string path = scenario("steps", 1, R"({"model": {"trace": ")" + trace +
+                                                      R"("}, "workers": 1, "iterations": 1, "scheme": )" + scheme +
+                                                      R"(, "compression": {"density": 0.1}})");
+    ASSERT_EQ(sf_session_create(comm, path.c_str(), &session), SF_OK) << sf_last_error();
+    ASSERT_EQ(sf_session_begin_iteration(session), SF_OK) << sf_last_error();
+    for (int t = 0; t < 3; ++t) ASSERT_EQ(sf_session_tensor_ready(session, t, grads[size_t(t)].data(), 250), SF_OK);
+    ASSERT_EQ(sf_session_wait(session, outputs, 3), SF_OK) << sf_last_error();
+    ASSERT_EQ(sf_session_end_iteration(session), SF_OK) << sf_last_error();
+    for (int t = 0; t < 3; ++t) {
+      for (int i = 0; i < 250; ++i) {
+        const bool kept = scheme == "\"horovod\"" ? true : scheme == "\"gtopk\"" ? t == 2 && i >= 175 : i >= 225;
+        ASSERT_EQ(out[size_t(t)][size_t(i)], kept ? grads[size_t(t)][size_t(i)] : 0.0f) << t << " " << i;
+      }
+    }
+    EXPECT_EQ(sf_session_buckets(session), scheme == "\"horovod\"" || scheme == "\"gtopk\"" ? 1 : 3);
+    sf_session_destroy(session);
+    session = nullptr;
+  }
+}
+
 TEST_F(CApi, CallerMistakesAreBadInputWithAMessage) {
   sf_session* bad = nullptr;
   const std::string broken = scenario("broken", 1, "{\"workers\": ");
@@ -107,7 +142,7 @@ TEST_F(CApi, CallerMistakesAreBadInputWithAMessage) {
   EXPECT_EQ(sf_session_create(comm, two.c_str(), &bad), SF_BAD_INPUT);
   EXPECT_NE(std::string(sf_last_error()).find(two + ": at /workers: expected 1"), std::string::npos)
       << sf_last_error();
-  EXPECT_EQ(sf_session_create(comm, scenario("horovod").c_str(), &bad), SF_BAD_INPUT);
+  EXPECT_EQ(sf_session_create(comm, scenario("dear").c_str(), &bad), SF_BAD_INPUT);
   EXPECT_NE(std::string(sf_last_error()).find("at /scheme"), std::string::npos) << sf_last_error();
   EXPECT_EQ(bad, nullptr);
 

@@ -53,4 +53,13 @@ for np in 2 4; do
   done
 done
 
+# Ok-Topk with error feedback, exact every 2nd iteration: the residual carries
+# through reused-threshold iterations (1, 3, 5) and exact ones, under --check.
+for np in 2 4; do
+  mpirun --allow-run-as-root --oversubscribe -np $np "$sf" run "$tmp/tiny4.json" --set workers=$np --set scheme=oktopk \
+    --set scheme.exact_every=2 --set scheme.error_feedback=tensor --set iterations=6 --check --out "$tmp/reuse-$np" \
+    >"$tmp/reuse-$np.log" 2>&1 || fail "oktopk reuse on $np ranks: $(cat "$tmp/reuse-$np.log")"
+  grep -q "^check           passed: .* all 7 iterations" "$tmp/reuse-$np.log" || fail "oktopk reuse on $np ranks: $(cat "$tmp/reuse-$np.log")"
+done
+
 finish

@@ -59,7 +59,7 @@ expect2() {
   [[ $status -eq 2 ]] || fail "train $* exited $status, expected 2: $(cat "$tmp/bad.log")"
   grep -qF -- "$pattern" "$tmp/bad.log" || fail "train $*: expected '$pattern' in: $(cat "$tmp/bad.log")"
 }
-expect2 "at /scheme: runtime-mpi cannot run preset \"horovod\"" --scheme horovod --out "$tmp/bad1"
+expect2 "at /scheme: runtime-mpi cannot run preset \"dear\"" --scheme dear --out "$tmp/bad1"
 [[ -e "$tmp/bad1/result.json" ]] && fail "a refused run wrote result.json"
 expect2 "--trace $tmp/none.json: no such file" --scheme wfbp --trace "$tmp/none.json" --out "$tmp/bad2"
 expect2 "--iterations: expected an integer >= 1, got 0" --scheme wfbp --iterations 0 --out "$tmp/bad3"
