@@ -54,6 +54,8 @@ class AdaptiveScheme : public Scheme {
   nlohmann::json describe() const override;
   int replan_every() const override { return replan_every_; }
   void replan(const Measurements& measured) override;
+  // The scheme planned last (an executor inspects its buffers).
+  const Scheme& current() const { return *current_; }
 
  private:
   SchemeConfig config_;  // with the partition knob switched to the merge rule after the first re-plan

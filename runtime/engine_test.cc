@@ -378,6 +378,8 @@ TEST(Driver, RefusesWhatItCannotRunAsBadInput) {
   }
   EXPECT_THROW(plan_for_runtime(tiny("bytescheduler"), 1), InputError);
   EXPECT_THROW(plan_for_runtime(tiny({{"preset", "oktopk"}, {"exact_every", 0}}), 1), InputError);
+  EXPECT_THROW(plan_for_runtime(tiny({{"preset", "oktopk"}, {"replan_every", 2}}), 1), InputError);
+  EXPECT_NO_THROW(plan_for_runtime(tiny({{"preset", "spardl"}, {"replan_every", 2}}), 1));
   try {
     plan_for_runtime(tiny("ddp", 4), 2);
     FAIL() << "a worker count other than the ranks must be refused";

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "policy/adaptive.h"
 #include "policy/horovod.h"
 #include "policy/planned_scheme.h"
 
@@ -29,7 +30,9 @@ std::string unsupported_reason(const std::string& preset, const policy::Scheme& 
   if (scheme.make_launch_scheduler()) {
     return head + "it reorders launches with a scheduler; the runtime launches in flush order";
   }
-  if (const auto* planned = dynamic_cast<const policy::PlannedScheme*>(&scheme)) {
+  // An adaptive scheme ("replan_every") runs the plan it wraps.
+  const auto* adaptive = dynamic_cast<const policy::AdaptiveScheme*>(&scheme);
+  if (const auto* planned = dynamic_cast<const policy::PlannedScheme*>(adaptive ? &adaptive->current() : &scheme)) {
     for (const auto& b : planned->buffers()) {
       if (b.route == policy::Route::kSparseAllreduce && !runs_sparse_allreduce(b.algorithm)) {
         return head + fmt::format("it uses the sparse allreduce \"{}\", which the runtime does not implement",
@@ -37,6 +40,10 @@ std::string unsupported_reason(const std::string& preset, const policy::Scheme& 
       }
       if (b.algorithm == policy::SparseAllreduce::kOkTopk && planned->options().exact_every <= 0) {
         return head + "Ok-Topk with exact_every = 0 never computes the threshold its other iterations reuse";
+      }
+      if (b.algorithm == policy::SparseAllreduce::kOkTopk && scheme.replan_every() > 0) {
+        return head + "Ok-Topk with replan_every > 0: a re-planned partition opens buckets on iterations that reuse "
+                      "a threshold no exact iteration has set for them";
       }
     }
   }
