@@ -120,6 +120,7 @@ void RankEngine::write_sent(const RangeSelection& slot) {
 // threshold the others reuse (runtime/oktopk.h).
 void RankEngine::prepare_oktopk(const policy::Bucket& b) {
   if (const int id = compressed_by_[b.first_tensor]; id >= 0) {
+    if (offload_jobs_[id]) offload_->wait(offload_jobs_[id]);  // its threshold is needed now
     bool error_feedback = false;
     for (const auto& r : requests_) error_feedback = r.first_tensor == b.first_tensor ? r.error_feedback : error_feedback;
     oktopk_.remember_local(b.first_tensor, selections_[id].selection, error_feedback);
