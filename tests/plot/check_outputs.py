@@ -145,7 +145,7 @@ def check_figures(args, results):
 
 
 # A caption shipped with a figure names files by repository-relative or base name only, and
-# cites no document outside the repository (the seed notes' "schemes.md §1.2").
+# cites no document outside the repository (a "<name>.md §1.2" section reference).
 ABSOLUTE_PATH = re.compile(r"(?:^|[\s(=:])(?:/[^\s/]+){2,}")
 EXTERNAL_DOC = re.compile(r"\.md\s*§|§\s*\d")
 

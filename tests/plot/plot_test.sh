@@ -124,13 +124,13 @@ if any(v is None for row in d["values"] for v in row) or len(d["values"]) != 6 o
     sys.exit(f"values {d['values']}: expected 6 rows of 2 cells")
 PY
 
-# Descriptions in older results cite the seed notes and hold absolute paths;
+# Descriptions in older results cite outside notes and hold absolute paths;
 # captions must hold neither (check_outputs.py checks every caption).
 mkdir -p "$tmp/paths" && cp -r "$res/compare-8" "$tmp/paths/" &&
   /usr/bin/python3 - "$tmp/paths/compare-8/ssfusion/result.json" <<'PY' || fail "making a result with paths"
 import json, sys
 r = json.load(open(sys.argv[1]))
-r["compression_costs"] = "seed-8node (seed code tables, schemes.md §1.2); cpu: /home/dev/sparsefuse/profiles/cpu-dev-2core.json"
+r["compression_costs"] = "seed-8node (seed code tables, notes.md §1.2); cpu: /home/dev/sparsefuse/profiles/cpu-dev-2core.json"
 json.dump(r, open(sys.argv[1], "w"))
 PY
 "$sf" plot "$tmp/paths" >/dev/null 2>&1 || fail "plot of results with paths failed"

@@ -118,8 +118,8 @@ def value_sort_key(value):
 _ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])(?:/|[A-Za-z]:\\)[^\s,;|()'\"]*[/\\]([^\s,;|()'\"/\\]+)")
 
 
-# Section references into the seed papers' notes ("schemes.md §1.2"), which older results
-# carry in their descriptions: those documents are not in the repository.
+# Section references into notes kept outside the repository ("<name>.md §1.2"), which
+# results written by older versions carry in their descriptions.
 _EXTERNAL_SECTION = re.compile(r"(?:,\s*|\s*\()?\b[\w-]+\.md\s*§\s*[\d.]+(?:\s*[-,]\s*§?\s*[\d.]+)*\)?")
 
 
@@ -127,7 +127,7 @@ def portable_text(text):
     """TEXT with every absolute path replaced by its file name and references to documents
     outside the repository removed."""
     def drop(m):
-        # "(schemes.md §1.2)" goes whole; ", schemes.md §1.2)" leaves the bracket it closes.
+        # "(notes.md §1.2)" goes whole; ", notes.md §1.2)" leaves the bracket it closes.
         whole = m.group(0)
         return ")" if whole.endswith(")") and not whole.lstrip().startswith("(") else ""
     return _EXTERNAL_SECTION.sub(drop, _ABSOLUTE_PATH.sub(lambda m: m.group(1), text))
