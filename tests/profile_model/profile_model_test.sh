@@ -46,8 +46,12 @@ assert t["iteration_ns"] > 0 and all(x["ready_spread_ns"] >= 0 for x in t["tenso
 PY
 grep -q "^wrote " "$tmp/tiny.log" || fail "no summary line 'wrote' in: $(cat "$tmp/tiny.log")"
 
-# One simulated worker replays forward + backward + optimizer exactly; the
-# measured median iteration may differ from that sum by noise (this host is shared).
+# One simulated worker replays forward + backward + optimizer exactly. Against
+# the measured median iteration the bound is loose: the trace holds each
+# phase's median, and on a 0.4 ms model on a shared host the sum of medians
+# fell 10.7-18.9% short of the median sum in two CI runs (right-skewed phase
+# times). This catches a lost phase or a unit slip; the 2% fidelity bound is
+# the shipped real-model traces' below.
 mkdir -p "$tmp/tiny-sim"
 sim=$(simulate_one_worker "$tmp/tiny-sim" "$out")
 $py - "$out" "$sim" <<'PY' || fail "one-worker simulation of the tiny trace"
@@ -57,7 +61,7 @@ parts = t["forward_ns"] + t["backward_ns"] + t["optimizer_ns"]
 assert abs(sim - parts) <= 3, (sim, parts)
 error = abs(sim - t["iteration_ns"]) / t["iteration_ns"]
 print(f"tiny: simulated {sim} ns, measured {t['iteration_ns']} ns, error {100 * error:.2f}%")
-assert error < 0.10, error
+assert error < 0.30, error
 PY
 
 # A user's data instead of --input shapes.
