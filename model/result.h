@@ -44,6 +44,10 @@ struct RunResult {
   // (tensors ready, flushes posted, gated forward stages).
   uint64_t queue_events = 0;
   uint64_t worker_steps = 0;
+  // Compute interference (sim/simulator.cc): backward/collective passes run,
+  // summed over iterations, and iterations whose passes did not settle.
+  uint64_t interference_passes = 0;
+  uint64_t interference_unsettled = 0;
   double wall_s = 0;
   int64_t worker_iterations = 0;
 

@@ -146,7 +146,7 @@ static void check_network_settings(const JsonNode& root, const JsonNode* network
 Scenario parse_scenario(const Json& document, const std::string& file) {
   JsonNode root(document, file, "");
   root.check_keys({"description", "model", "batch_per_worker", "workers", "iterations", "warmup_iterations",
-                   "seed", "scheme", "network", "topology", "variability", "compression"});
+                   "seed", "scheme", "network", "topology", "variability", "compression", "compute"});
   Scenario s;
   s.file = file;
   s.description = root.get_string("description", "");
@@ -201,6 +201,10 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
   auto variability = root.optional_child("variability");
   s.variability = VariabilityConfig::parse(variability ? *variability : JsonNode(empty, file, "/variability"),
                                            s.workers, s.trace.iteration_cv);
+  // Every topology preset describes GPU nodes whose collectives run as GPU
+  // kernels beside the backward pass: the measured interference applies.
+  auto compute = root.optional_child("compute");
+  s.compute = ComputeConfig::parse(compute ? *compute : JsonNode(empty, file, "/compute"), s.topology.has_value());
   return s;
 }
 
@@ -239,7 +243,8 @@ Json Scenario::resolved() const {
           {"scheme", scheme.resolved},
           {"network", network.to_json()},
           {"variability", variability.to_json()},
-          {"compression", compression.to_json()}};
+          {"compression", compression.to_json()},
+          {"compute", compute.to_json()}};
   if (topology) out["topology"] = topology->to_json();
   return out;
 }

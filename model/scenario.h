@@ -1,5 +1,5 @@
-// A scenario: which model, how many workers, which scheme, which network and
-// variability, how many iterations. Schema and example: scenarios/README.md.
+// A scenario: which model, how many workers, which scheme, which network,
+// variability and compute interference, how many iterations. Schema and example: scenarios/README.md.
 #pragma once
 
 #include <optional>
@@ -10,6 +10,7 @@
 #include "common/trace.h"
 #include "policy/presets.h"
 #include "model/compression_cost.h"
+#include "model/compute_config.h"
 #include "model/netmodel/topology.h"
 #include "model/network.h"
 #include "model/variability_config.h"
@@ -31,6 +32,7 @@ struct Scenario {
   std::optional<netmodel::TopologyConfig> topology;  // the cluster, when the scenario gives one
   VariabilityConfig variability;
   CompressionConfig compression;
+  ComputeConfig compute;
   // Settings that have no effect here, and scheme knobs carried over or
   // dropped when --set scheme=... or --schemes chose another preset: the
   // CLI prints them, so nothing is ignored in silence.

@@ -33,6 +33,9 @@ class BackwardStage {
   // Per tensor: the sum over workers of its ready offset from backward start,
   // since the last take (adaptive schemes' measurements).
   std::vector<double> take_ready_sums();
+  // The sums so far, and setting them back (a repeated pass, sim/simulator.cc).
+  const std::vector<double>& ready_sums() const { return ready_sum_; }
+  void set_ready_sums(const std::vector<double>& sums) { ready_sum_ = sums; }
 
  private:
   const model::ScenarioPlan& plan_;

@@ -47,6 +47,10 @@ class CollectiveStage {
   // network (DeAR's all-gathers in the next forward).
   model::CollectiveCost deferred_cost(const policy::Bucket& bucket);
 
+  // The latency-noise stream's state, to replay a pass with the same draws.
+  const Rng& latency_noise() const { return latency_noise_; }
+  void set_latency_noise(const Rng& state) { latency_noise_ = state; }
+
  private:
   void build(const FlushRecord& record, const std::vector<TimeNs>& not_before, IterationCollectives& out);
   void decompress(IterationCollectives& out) const;

@@ -32,6 +32,8 @@ class Simulation {
 
  private:
   void run_iteration(int it);
+  void run_stages(int it);
+  void run_stages_with_interference(int it);
   void start_workers(int it);
   void finish_workers(int it);
   void remember_covering_collectives();
@@ -61,6 +63,7 @@ class Simulation {
   IterationCollectives collectives_;
   TimeNs previous_job_end_ = 0;
   uint64_t queue_events_ = 0, worker_steps_ = 0;
+  uint64_t interference_passes_ = 0, interference_unsettled_ = 0;
 };
 
 std::unique_ptr<Contention> make_contention(const netmodel::Topology* topology) {
@@ -113,15 +116,30 @@ model::RunResult Simulation::run(const ProgressHook& progress) {
   recorder_.finish(scenario_.iterations, result);
   result.queue_events = queue_events_;
   result.worker_steps = worker_steps_;
+  result.interference_passes = interference_passes_;
+  result.interference_unsettled = interference_unsettled_;
   result.worker_iterations = int64_t(workers_) * total_iterations_;
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
 }
 
 void Simulation::run_iteration(int it) {
+  start_workers(it);
+  if (scenario_.compute.comm_interference > 0) {
+    run_stages_with_interference(it);
+  } else {
+    run_stages(it);
+  }
+  replanner_.record(collectives_);
+  remember_covering_collectives();
+  finish_workers(it);
+  if (replanner_.replan_after(it, backward_, executor_)) make_worker_policies();
+}
+
+// Stages 1 and 2 once, from the workers' start times.
+void Simulation::run_stages(int it) {
   record_.clear();
   if (coordinator_) coordinator_->begin_iteration(it);
-  start_workers(it);
   // Stage 1: each worker's own streams and flush decisions.
   for (int w = 0; w < workers_; ++w) {
     backward_.run_worker(w, it, gated_ != nullptr, streams_[w], executor_);
@@ -135,10 +153,46 @@ void Simulation::run_iteration(int it) {
   worker_steps_ += uint64_t(workers_) * record_.buckets.size();
   // Stage 2: the collectives on the global event queue, then decompression.
   queue_events_ += collective_stage_.run(record_, not_before, plan_.scheme(), collectives_);
-  replanner_.record(collectives_);
-  remember_covering_collectives();
-  finish_workers(it);
-  if (replanner_.replan_after(it, backward_, executor_)) make_worker_policies();
+}
+
+// Backward kernels slowed by the collectives in flight. The collectives are
+// resolved after the backward that posts them (stage 2 after stage 1), so the
+// two are iterated to a fixed point: a pass replays every worker's backward
+// slowed by the collectives of the pass before (none in the first), then
+// resolves the collectives it posts; once a pass's collectives run exactly
+// when those that slowed it did, backward and collectives agree. Time is
+// causal (a kernel is slowed only by collectives already running), so every
+// pass agrees with the fixed point up to a later time than the pass before
+// and the passes settle, but a pass may fix only one more collective: a
+// bucket-per-tensor scheme on a fast network can need as many passes as it
+// has collectives. The passes stop at kMaxPasses; such an iteration keeps the
+// last pass (its backward slowed by the previous pass's collectives, exact
+// up to where the two agree) and is counted as unsettled in result.json.
+// What the passes accumulate (measurements, the latency-noise stream) is
+// rewound before each repeat, so only the last pass counts.
+void Simulation::run_stages_with_interference(int it) {
+  constexpr int kMaxPasses = 16;
+  const int64_t compressed_elements = executor_.compressed_elements;
+  const TimeNs compression_ns = executor_.compression_ns;
+  const std::vector<double> ready_sums = backward_.ready_sums();
+  const Rng latency_noise = collective_stage_.latency_noise();
+  std::vector<Interval> in_flight;
+  for (int pass = 1;; ++pass) {
+    executor_.set_comm_in_flight(&in_flight, scenario_.compute.comm_interference);
+    run_stages(it);
+    const std::vector<Interval>& resolved = collectives_.communicating.intervals();
+    if (resolved == in_flight || pass == kMaxPasses) {
+      interference_passes_ += uint64_t(pass);
+      interference_unsettled_ += resolved == in_flight ? 0 : 1;
+      break;
+    }
+    in_flight = resolved;
+    executor_.compressed_elements = compressed_elements;
+    executor_.compression_ns = compression_ns;
+    backward_.set_ready_sums(ready_sums);
+    collective_stage_.set_latency_noise(latency_noise);
+  }
+  executor_.set_comm_in_flight(nullptr, 0);
 }
 
 // Every worker starts where its last iteration ended, at this iteration's

@@ -15,9 +15,18 @@ void WorkerExecutor::bind(int w, int it, WorkerStreams& streams, bool first) {
   first_ = first;
   flushes_ = 0;
   pending_compression_ = 0;
+  next_in_flight_ = 0;
+}
+
+void WorkerExecutor::set_comm_in_flight(const std::vector<Interval>* in_flight, double interference) {
+  const bool active = in_flight && !in_flight->empty() && interference > 0;
+  in_flight_ = active ? in_flight : nullptr;
+  comm_slowdown_ = active ? 1.0 + interference : 1.0;
+  next_in_flight_ = 0;
 }
 
 TimeNs WorkerExecutor::run_backward(TimeNs duration) {
+  if (in_flight_) return run_backward_beside_collectives(duration);
   WorkerStreams& s = *streams_;
   const double slowdown = 1.0 + cost_.config().side_stream_contention;
   if (s.clock >= s.side_free || slowdown == 1.0) return s.clock += duration;
@@ -25,6 +34,32 @@ TimeNs WorkerExecutor::run_backward(TimeNs duration) {
   double work_while_shared = double(s.side_free - s.clock) / slowdown;
   if (double(duration) <= work_while_shared) return s.clock += round_ns(double(duration) * slowdown);
   return s.clock = s.side_free + round_ns(double(duration) - work_while_shared);
+}
+
+// The kernel's work (DURATION at full speed) is spent piece by piece between
+// the points where its speed changes: the side stream draining, a collective
+// starting or ending. Rounded once, at the end. The compute clock only moves
+// forward, so the first interval still running is found from the last one.
+TimeNs WorkerExecutor::run_backward_beside_collectives(TimeNs duration) {
+  WorkerStreams& s = *streams_;
+  const std::vector<Interval>& in_flight = *in_flight_;
+  const double side_slowdown = 1.0 + cost_.config().side_stream_contention;
+  TimeNs t = s.clock;
+  double work = double(duration);
+  size_t& i = next_in_flight_;
+  while (true) {
+    while (i < in_flight.size() && in_flight[i].second <= t) ++i;
+    const bool communicating = i < in_flight.size() && in_flight[i].first <= t;
+    const bool shared = t < s.side_free;
+    TimeNs change = i < in_flight.size() ? (communicating ? in_flight[i].second : in_flight[i].first) : INT64_MAX;
+    if (shared) change = std::min(change, s.side_free);
+    const double slowdown = (shared ? side_slowdown : 1.0) * (communicating ? comm_slowdown_ : 1.0);
+    // Done once it rounds to a time at or before the change: a collective it
+    // posts at its rounded end must not slow it (the passes would not settle).
+    if (change == INT64_MAX || work * slowdown < double(change - t) + 0.5) return s.clock = t + round_ns(work * slowdown);
+    work -= double(change - t) / slowdown;
+    t = change;
+  }
 }
 
 double first_uniform(uint64_t seed) {

@@ -47,8 +47,13 @@ class WorkerExecutor : public policy::WorkerContext {
 
   // Binds to worker W's streams for iteration IT; FIRST marks the reference worker.
   void bind(int w, int it, WorkerStreams& streams, bool first);
+  // The worker's collectives in flight (sorted, disjoint; every collective
+  // spans all workers, so one set serves them all) and the slowdown they
+  // cause (ComputeConfig::comm_interference). Null or 0: none.
+  void set_comm_in_flight(const std::vector<Interval>* in_flight, double interference);
   // Runs a backward kernel of DURATION (already scaled) on the compute stream;
-  // a busy side stream slows it (CompressionConfig::side_stream_contention).
+  // a busy side stream (CompressionConfig::side_stream_contention) and
+  // collectives in flight slow it, the two factors multiplied where both act.
   TimeNs run_backward(TimeNs duration);
   size_t flushes() const { return flushes_; }
   // Totals over every worker and iteration, for adaptive schemes' measurements.
@@ -60,6 +65,7 @@ class WorkerExecutor : public policy::WorkerContext {
 
  private:
   int64_t selected_count(const policy::CompressionRequest& request) const;
+  TimeNs run_backward_beside_collectives(TimeNs duration);
 
   const model::CompressionCost& cost_;
   uint64_t seed_;
@@ -69,6 +75,9 @@ class WorkerExecutor : public policy::WorkerContext {
   bool first_ = true;
   size_t flushes_ = 0;
   TimeNs pending_compression_ = 0;
+  const std::vector<Interval>* in_flight_ = nullptr;
+  double comm_slowdown_ = 1;
+  size_t next_in_flight_ = 0;  // the first interval not over at the compute clock
 };
 
 }  // namespace sparsefuse::sim
