@@ -181,9 +181,10 @@ void Simulation::run_stages_with_interference(int it) {
     executor_.set_comm_in_flight(&in_flight, scenario_.compute.comm_interference);
     run_stages(it);
     const std::vector<Interval>& resolved = collectives_.communicating.intervals();
-    if (resolved == in_flight || pass == kMaxPasses) {
+    const bool settled = resolved == in_flight;
+    if (settled || pass == kMaxPasses) {
       interference_passes_ += uint64_t(pass);
-      interference_unsettled_ += resolved == in_flight ? 0 : 1;
+      interference_unsettled_ += settled ? 0 : 1;
       break;
     }
     in_flight = resolved;

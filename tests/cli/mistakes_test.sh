@@ -34,6 +34,13 @@ expect2 "--timeline-iterations: iteration 5 does not exist; the scenario runs 1 
 # A fat-tree too small for its NICs says which radix it needs.
 expect2 'at /topology/fabric: a fat-tree of radix 4 cannot connect 64 NICs at oversubscription 1; it needs radix >= 11' -- \
   simulate "$tmp/ok.json" --set workers=64 --set 'topology={"preset":"ib-56g","fabric":{"kind":"fat-tree","radix":4}}'
+# Compute interference: a negative or non-numeric slowdown names the field, in a file or in --set.
+expect2 "--set compute.comm_interference=-0.1: at /compute/comm_interference: expected a number >= 0 and <= 10, got -0.1" -- \
+  simulate "$tmp/ok.json" --set compute.comm_interference=-0.1
+echo '{"model": "bert-base", "workers": 4, "scheme": "ddp", "compute": {"comm_interference": "high"}}' > "$tmp/interference.json"
+expect2 "interference.json: at /compute/comm_interference: expected a number, got the string \"high\"" -- \
+  simulate "$tmp/interference.json" --out "$tmp/interference-out"
+[[ ! -e "$tmp/interference-out" ]] || fail "a rejected scenario wrote output"
 # plot and report: an unusable --out is bad input, not a traceback.
 "$sf" simulate "$tmp/ok.json" --out "$tmp/plotme/a" >/dev/null || fail "simulate for plot"
 expect2 "--out $tmp/afile: cannot create the output directory" -- plot "$tmp/plotme" --out "$tmp/afile"
