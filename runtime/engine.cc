@@ -228,7 +228,9 @@ void RankEngine::begin_iteration(int iteration) {
   selections_.clear();
   offload_jobs_.clear();
   requests_.clear();
-  for (auto& x : exchanges_) spare_.push_back(std::move(x));
+  // Reversed, so that flush #k takes last iteration's flush #k exchange
+  // (the same bucket in a steady state: its buffers fit without growing).
+  for (auto x = exchanges_.rbegin(); x != exchanges_.rend(); ++x) spare_.push_back(std::move(*x));
   exchanges_.clear();
   pending_compression_ = inline_compression_ = 0;
   next_tensor_ = 0;

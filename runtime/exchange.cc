@@ -81,11 +81,16 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* sen
                   const std::vector<RangeSelection>& selections) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
   if (x.bucket.collective == Collective::kAllreduce && x.bucket.sparse == policy::SparseAllreduce::kNone) {
-    x.values.clear();
+    const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
+    x.sent_count = x.bucket.elements;
+    // Resized, not cleared: a reused exchange of the same size writes in place.
+    x.values.resize(size_t(x.sent_count));
+    x.dense_send = whole ? send + base : x.values.data();
+    if (whole) return;
+    float* out = x.values.data();
     for (const Segment& s : x.segments) {
-      if (s.included) x.values.insert(x.values.end(), send + layout.offset[s.first], send + layout.offset[s.end]);
+      if (s.included) out = std::copy(send + layout.offset[s.first], send + layout.offset[s.end], out);
     }
-    x.sent_count = int64_t(x.values.size());
     return;
   }
   // One pack over the whole range: every segment is a "tensor" of the fused
@@ -122,7 +127,7 @@ void run_collective(BucketExchange& x, Communicator& comm) {
     return;
   }
   if (x.bucket.collective == Collective::kAllreduce) {
-    comm.allreduce_sum(x.values.data(), int64_t(x.values.size()));
+    comm.allreduce_sum(x.dense_send, x.values.data(), x.sent_count);
     return;
   }
   const int P = comm.size();
@@ -168,7 +173,9 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
     const float* sum = x.values.data();
     for (const Segment& s : x.segments) {
       if (!s.included) continue;
-      for (int64_t i = layout.offset[s.first]; i < layout.offset[s.end]; ++i) aggregate[i] = *sum++ / float(ranks);
+      const int64_t n = layout.elements(s.first, s.end);
+      kernels::average(sum, n, ranks, aggregate + layout.offset[s.first]);
+      sum += n;
     }
     return;
   }

@@ -57,9 +57,12 @@ struct BucketExchange {
   policy::Bucket bucket;
   int iteration = 0, index = 0;  // the index-th flush of the iteration
   std::vector<Segment> segments;
-  // Sent: dense values (allreduce; summed in place by the collective) or
-  // pairs (allgather).
+  // Sent: pairs (allgather) or dense values (allreduce). An allreduce's sum
+  // lands in VALUES; it reads from DENSE_SEND: the gradient itself when the
+  // bucket carries its whole range (contiguous there, so nothing is copied),
+  // else VALUES, where the carried segments were gathered.
   std::vector<float> values;
+  const float* dense_send = nullptr;
   std::vector<int32_t> indices;
   // Received (allgather): per-rank counts as gathered (after padding for
   // pad-to-max) and every rank's pairs in rank order.
@@ -86,7 +89,9 @@ struct BucketExchange {
 
 // Fills EXCHANGE's payload from SEND (the model's flat contribution: the
 // gradient, with each selection's sent values written at its positions).
-// Pairs are built by kernels::pack.
+// Pairs are built by kernels::pack. A dense allreduce over a whole range
+// sends from SEND itself, which must then stay unchanged until the
+// collective has run.
 void fill_payload(BucketExchange& exchange, const ModelLayout& layout, const float* send,
                   const std::vector<RangeSelection>& selections);
 
@@ -100,7 +105,7 @@ void run_collective(BucketExchange& exchange, Communicator& comm);
 // model's flat averaged gradient), for the segments the bucket carries:
 // kernels::unpack (per-rank counts) or kernels::unpack_equal_slices (the
 // seed's lossy receiver, setting exchange.lost) for allgathers; the sum / P
-// for allreduces. An allgather whose range the bucket carries whole is
+// for allreduces (kernels::average). An allgather whose range the bucket carries whole is
 // scattered straight into AGGREGATE (the kernel zero-fills that range only);
 // one that carries part of its range (hybrid schemes: the rest travels in an
 // allreduce) is scattered into SCRATCH, grown when too small and otherwise

@@ -42,8 +42,8 @@ class ScriptedPeer : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
-  void allreduce_sum(float* data, int64_t n) override {
-    for (int64_t i = 0; i < n; ++i) data[i] += peer_values[size_t(i)];
+  void allreduce_sum(const float* send, float* recv, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) recv[i] = send[i] + peer_values[size_t(i)];
   }
   void reduce_scatter_sum(const float*, float*, int64_t) override { ADD_FAILURE() << "buckets never reduce-scatter"; }
   void allreduce_sum(double*, int64_t) override {}
@@ -232,6 +232,31 @@ TEST(Exchange, MismatchedSequencesAndUnequalFixedCountsFail) {
   EXPECT_THROW(run_collective(y, fixed_peer), std::runtime_error);
 }
 
+// A bucket carrying its whole range is sent from the gradient, uncopied, and
+// a reused exchange receives into the buffer it already has.
+TEST(Exchange, WholeRangeAllreduceSendsFromTheGradient) {
+  ModelLayout layout = two_tensors();
+  std::vector<float> send(10);
+  std::iota(send.begin(), send.end(), 1.0f);
+  const std::vector<float> before = send;
+  BucketExchange x;
+  x.bucket = bucket(Collective::kAllreduce, 0, 2, 10, 10);
+  x.segments = bucket_segments(x.bucket, layout, {-1, -1}, {});
+  fill_payload(x, layout, send.data(), {});
+  EXPECT_EQ(x.dense_send, send.data());
+  EXPECT_EQ(x.sent_count, 10);
+  ScriptedPeer peer;
+  peer.peer_values = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+  run_collective(x, peer);
+  std::vector<float> aggregate(10, -1.0f), scratch;
+  apply_result(x, layout, 2, aggregate.data(), scratch);
+  EXPECT_EQ(aggregate, std::vector<float>(10, 5.0f));  // (i + 1 + 9 - i) / 2
+  EXPECT_EQ(send, before);
+  const float* receive = x.values.data();
+  fill_payload(x, layout, send.data(), {});
+  EXPECT_EQ(x.values.data(), receive);
+}
+
 TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
   ModelLayout layout = two_tensors();
   std::vector<RangeSelection> made = {selection(1, 2, {0}, {1})};
@@ -242,6 +267,7 @@ TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
   x.segments = bucket_segments(x.bucket, layout, {-1, 0}, made);
   fill_payload(x, layout, send.data(), made);
   EXPECT_EQ(x.values, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(x.dense_send, x.values.data());  // part of the range: gathered, then reduced in place
   ScriptedPeer peer;
   peer.peer_values = {3, 2, 1, 0};
   run_collective(x, peer);

@@ -219,7 +219,7 @@ void run_sparse_allreduce(BucketExchange& x, Communicator& comm) {
   const auto& b = x.bucket;
   switch (b.sparse) {
     case SparseAllreduce::kSharedIndices:
-      comm.allreduce_sum(x.values.data(), int64_t(x.values.size()));
+      comm.allreduce_sum(x.values.data(), x.values.data(), int64_t(x.values.size()));
       set_result(x, own_pairs(x));
       return;
     case SparseAllreduce::kGTopk:
