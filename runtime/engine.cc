@@ -216,8 +216,7 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
         }
         execute(*raw, comm);
       },
-      fmt::format("flush #{} of iteration {} ({} of tensors [{}, {}))", x->index, iteration_,
-                  collective_name(bucket.collective), bucket.first_tensor, bucket.end_tensor));
+      describe_flush(*x));
   exchanges_.push_back(std::move(x));
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernels/pack.h"
+#include "runtime/pair_gather.h"
 #include "runtime/sparse_allreduce.h"
 
 namespace sparsefuse::runtime {
@@ -68,6 +69,10 @@ uint64_t bucket_fingerprint(const policy::Bucket& b, int iteration, int index) {
     }
   }
   return h;
+}
+
+std::string describe_flush(const BucketExchange& x) {
+  return fmt::format("flush #{} of iteration {} ({})", x.index, x.iteration, describe(x.bucket));
 }
 
 int64_t BucketExchange::bytes_sent() const {
@@ -132,16 +137,16 @@ void run_collective(BucketExchange& x, Communicator& comm) {
   }
   const int P = comm.size();
   const uint64_t fingerprint = bucket_fingerprint(x.bucket, x.iteration, x.index);
-  const int64_t mine[2] = {x.sent_count, int64_t(fingerprint)};
-  std::vector<int64_t> all = comm.allgather(mine, 2);
+  const std::vector<Announcement> announced =
+      announce_pairs(comm, x.values.data(), x.indices.data(), x.sent_count, int64_t(fingerprint));
   x.counts.assign(size_t(P), 0);
   for (int r = 0; r < P; ++r) {
-    if (uint64_t(all[2 * r + 1]) != fingerprint) {
+    if (uint64_t(announced[r].tag) != fingerprint) {
       throw std::runtime_error(fmt::format(
           "rank {}'s flush #{} of iteration {} is not this rank's ({}): the ranks flushed different bucket sequences",
           r, x.index, x.iteration, describe(x.bucket)));
     }
-    x.counts[r] = all[2 * r];
+    x.counts[r] = announced[r].count;
   }
   const auto [low, high] = std::minmax_element(x.counts.begin(), x.counts.end());
   if (x.bucket.alignment == Alignment::kFixed && *low != *high) {
@@ -160,6 +165,7 @@ void run_collective(BucketExchange& x, Communicator& comm) {
   x.gathered_values.resize(size_t(total));
   x.gathered_indices.resize(size_t(total));
   comm.allgatherv(x.values.data(), x.indices.data(), x.counts, x.gathered_values.data(), x.gathered_indices.data());
+  verify_pairs(announced, x.counts, x.gathered_values.data(), x.gathered_indices.data(), describe_flush(x));
 }
 
 void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float* aggregate,

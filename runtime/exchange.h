@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/time.h"
@@ -87,6 +88,10 @@ struct BucketExchange {
   int64_t bytes_sent() const;
 };
 
+// "flush #K of iteration I (allgather of tensors [a, b))": how the engine's
+// jobs and every error about a flush name it.
+std::string describe_flush(const BucketExchange& exchange);
+
 // Fills EXCHANGE's payload from SEND (the model's flat contribution: the
 // gradient, with each selection's sent values written at its positions).
 // Pairs are built by kernels::pack. A dense allreduce over a whole range
@@ -96,9 +101,10 @@ void fill_payload(BucketExchange& exchange, const ModelLayout& layout, const flo
                   const std::vector<RangeSelection>& selections);
 
 // Runs the bucket's collective (communication thread). Allgathers first
-// exchange (count, fingerprint) per rank: the counts size the variable
-// gather, and a fingerprint that differs on any rank ends the run with an
-// error instead of mismatched collectives.
+// exchange (count, fingerprint, checksum) per rank (pair_gather.h): the
+// counts size the variable gather, a fingerprint that differs on any rank
+// ends the run with an error instead of mismatched collectives, and a block
+// that does not match its sender's checksum ends it naming that rank.
 void run_collective(BucketExchange& exchange, Communicator& comm);
 
 // Writes the averaged result of a finished exchange into AGGREGATE (the
