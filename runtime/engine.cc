@@ -163,6 +163,7 @@ std::unique_ptr<BucketExchange> RankEngine::reuse_exchange() {
   spare_.pop_back();
   x->lost = 0;
   x->reused_threshold = nullptr;
+  x->dense_send = nullptr;  // set again by fill_payload
   return x;
 }
 
@@ -202,9 +203,9 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   }
   x->posted = std::max(when, begin);
   x->reused_threshold = bucket.sparse == policy::SparseAllreduce::kOkTopk ? oktopk_.global(bucket.first_tensor) : nullptr;
-  const TimeNs packed = since_start();
-  x->compression_ns = pending_compression_ + (packed - begin);
-  inline_compression_ += packed - begin;
+  const TimeNs packing = x->packs_payload() ? since_start() - begin : 0;
+  x->compression_ns = pending_compression_ + packing;
+  inline_compression_ += packing;
   pending_compression_ = 0;
   BucketExchange* raw = x.get();
   x->ticket = comm_.submit(

@@ -75,6 +75,11 @@ std::string describe_flush(const BucketExchange& x) {
   return fmt::format("flush #{} of iteration {} ({})", x.index, x.iteration, describe(x.bucket));
 }
 
+bool BucketExchange::packs_payload() const {
+  return !(bucket.collective == Collective::kAllreduce && bucket.sparse == policy::SparseAllreduce::kNone &&
+           dense_send != values.data());
+}
+
 int64_t BucketExchange::bytes_sent() const {
   const bool values_only = bucket.sparse == policy::SparseAllreduce::kNone
                                ? bucket.collective == Collective::kAllreduce

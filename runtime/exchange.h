@@ -86,6 +86,9 @@ struct BucketExchange {
   float* reused_threshold = nullptr;   // Ok-Topk: the bucket's global threshold, kept between iterations
 
   int64_t bytes_sent() const;
+  // False for a dense allreduce sent from the gradient itself: its flush
+  // packed nothing, so none of its time is compression.
+  bool packs_payload() const;
 };
 
 // "flush #K of iteration I (allgather of tensors [a, b))": how the engine's

@@ -288,6 +288,7 @@ TEST(Exchange, WholeRangeAllreduceSendsFromTheGradient) {
   fill_payload(x, layout, send.data(), {});
   EXPECT_EQ(x.dense_send, send.data());
   EXPECT_EQ(x.sent_count, 10);
+  EXPECT_FALSE(x.packs_payload());
   ScriptedPeer peer;
   peer.peer_values = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
   run_collective(x, peer);
@@ -311,6 +312,7 @@ TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
   fill_payload(x, layout, send.data(), made);
   EXPECT_EQ(x.values, (std::vector<float>{1, 2, 3, 4}));
   EXPECT_EQ(x.dense_send, x.values.data());  // part of the range: gathered, then reduced in place
+  EXPECT_TRUE(x.packs_payload());
   ScriptedPeer peer;
   peer.peer_values = {3, 2, 1, 0};
   run_collective(x, peer);
