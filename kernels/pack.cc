@@ -69,8 +69,7 @@ void unpack(const float* values, const int32_t* indices, const std::vector<int64
   std::fill(dense, dense + n, 0.0f);
   // Rank order, then stream order: the order the CUDA kernel reproduces.
   for (int64_t j = 0; j < total; ++j) dense[indices[j]] += values[j];
-  const float p = static_cast<float>(counts.size());
-  for (int64_t i = 0; i < n; ++i) dense[i] /= p;
+  average(dense, n, static_cast<int>(counts.size()), dense);
 }
 
 int64_t unpack_equal_slices(const float* values, const int32_t* indices, int64_t len, int P,
@@ -99,9 +98,14 @@ int64_t unpack_equal_slices(const float* values, const int32_t* indices, int64_t
       }
     }
   }
-  const float p = static_cast<float>(P);
-  for (int64_t i = 0; i < n; ++i) dense[i] /= p;
+  average(dense, n, P, dense);
   return lost;
+}
+
+void average(const float* sum, int64_t n, int P, float* out) {
+  if (P < 1) throw std::invalid_argument("average: P must be >= 1");
+  const float p = static_cast<float>(P);
+  for (int64_t i = 0; i < n; ++i) out[i] = sum[i] / p;
 }
 
 }  // namespace sparsefuse::kernels

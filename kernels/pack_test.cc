@@ -85,6 +85,23 @@ TEST(Unpack, HandCaseWithDuplicates) {
   EXPECT_THROW(unpack(v.data(), idx.data(), {}, 3, dense.data()), std::invalid_argument);
 }
 
+TEST(Average, DividesInFp32InPlaceOrNot) {
+  const std::vector<float> sum{6.f, 3.f, -9.f, 5.f};
+  std::vector<float> out(4);
+  average(sum.data(), 4, 3, out.data());
+  // 5 / 3 rounds to 0x3fd55555; 5 * (1/3) would give 0x3fd55556: a true division.
+  EXPECT_EQ(out[0], 2.f);
+  EXPECT_EQ(out[1], 1.f);
+  EXPECT_EQ(out[2], -3.f);
+  uint32_t bits;
+  std::memcpy(&bits, &out[3], sizeof bits);
+  EXPECT_EQ(bits, 0x3fd55555u);
+  std::vector<float> in_place = sum;
+  average(in_place.data(), 4, 3, in_place.data());
+  EXPECT_EQ(in_place, out);
+  EXPECT_THROW(average(sum.data(), 4, 0, out.data()), std::invalid_argument);
+}
+
 TEST(UnpackEqualSlices, HandComputedLoss) {
   // P = 2 workers sent 3 and 4 entries (len 7), but the receiver slices the
   // stream into 2 slices of 3 and drops the tail:

@@ -27,6 +27,20 @@ std::string bucket_identity(const JsonNode& b) {
                      b.child("elements").as_int(0, INT64_MAX));
 }
 
+// Mean and largest |relative error| over buckets, those measured at 0 left out.
+struct ErrorTally {
+  double sum_abs = 0, worst = -1;
+  int counted = 0, worst_index = -1;
+
+  void add(std::optional<double> error, int index) {
+    if (!error) return;
+    sum_abs += std::fabs(*error);
+    ++counted;
+    if (std::fabs(*error) > worst) worst = std::fabs(*error), worst_index = index;
+  }
+  std::optional<double> mean() const { return counted ? std::optional(sum_abs / counted) : std::nullopt; }
+};
+
 }  // namespace
 
 Validation compare_results(const JsonNode& measured, const JsonNode& simulated) {
@@ -67,8 +81,7 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
     }
   }
   v.same_buckets = true;
-  double sum_abs = 0, worst = -1;
-  int counted = 0;
+  ErrorTally durations, compressions;
   double measured_sum = 0, simulated_sum = 0, measured_compression = 0, simulated_compression = 0;
   for (size_t i = 0; i < n; ++i) {
     const JsonNode m = mb.element(i), s = sb.element(i);
@@ -81,11 +94,8 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
     b.simulated_duration_s = number(s, "duration_s");
     b.measured_compression_s = number(m, "compression_s");
     b.simulated_compression_s = number(s, "compression_s");
-    if (auto e = relative(b.measured_duration_s, b.simulated_duration_s)) {
-      sum_abs += std::fabs(*e);
-      ++counted;
-      if (std::fabs(*e) > worst) worst = std::fabs(*e), v.worst_bucket = int(i);
-    }
+    durations.add(relative(b.measured_duration_s, b.simulated_duration_s), int(i));
+    compressions.add(relative(b.measured_compression_s, b.simulated_compression_s), int(i));
     measured_sum += b.measured_duration_s;
     simulated_sum += b.simulated_duration_s;
     measured_compression += b.measured_compression_s;
@@ -94,7 +104,10 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
   }
   add("bucket collectives, sum of durations (ms)", measured_sum * kMs, simulated_sum * kMs);
   add("bucket compression, sum (ms)", measured_compression * kMs, simulated_compression * kMs);
-  if (counted > 0) v.mean_abs_bucket_error = sum_abs / counted;
+  v.mean_abs_bucket_error = durations.mean();
+  v.worst_bucket = durations.worst_index;
+  v.mean_abs_compression_error = compressions.mean();
+  v.worst_compression_bucket = compressions.worst_index;
   return v;
 }
 
@@ -119,6 +132,8 @@ Json Validation::to_json() const {
           {"bucket_difference", bucket_difference},
           {"mean_abs_bucket_duration_error", error_json(mean_abs_bucket_error)},
           {"worst_bucket", worst_bucket},
+          {"mean_abs_bucket_compression_error", error_json(mean_abs_compression_error)},
+          {"worst_compression_bucket", worst_compression_bucket},
           {"buckets", buckets_json}};
 }
 

@@ -39,9 +39,12 @@ struct Validation {
   std::string bucket_difference;
   std::vector<BucketComparison> buckets;  // only when same_buckets
   // Mean of |relative error| of the bucket durations with a measured
-  // duration > 0, and the bucket where it is largest (-1: none).
+  // duration > 0, and the bucket where it is largest (-1: none); the same
+  // for the buckets' compression (selection and packing) times.
   std::optional<double> mean_abs_bucket_error;
   int worst_bucket = -1;
+  std::optional<double> mean_abs_compression_error;
+  int worst_compression_bucket = -1;
 
   Json to_json() const;
 };

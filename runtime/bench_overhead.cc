@@ -3,10 +3,12 @@
 // A benchmark, not a test: it prints the figures, it asserts nothing.
 //
 // runtime: one dense allreduce bucket of N floats as the engine runs it —
-//   the payload built from the gradient (fill_payload), the collective
-//   handed to the communication thread (CommThread, MpiCommunicator), the
-//   main thread waiting for it (wait_for) and averaging it into the
-//   aggregate (apply_result); timed on the main thread.
+//   the payload set up (fill_payload: a bucket carrying its whole range is
+//   sent from the gradient itself), the collective handed to the
+//   communication thread (CommThread, MpiCommunicator), the main thread
+//   waiting for it (wait_for) and averaging it into the aggregate
+//   (apply_result); timed on the main thread. The exchange is reused from
+//   one repetition to the next, as the engine reuses last iteration's.
 // raw: MPI_Allreduce(MPI_IN_PLACE, N floats, MPI_SUM) called directly on the
 //   thread that initialised MPI (the communication thread: MPI is FUNNELED),
 //   timed around the call alone.
@@ -45,7 +47,7 @@ struct RuntimeTimes {
   double total = 0, payload = 0, collective = 0, average = 0;
 };
 
-RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, const policy::Bucket& bucket,
+RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, BucketExchange& x,
                           const std::vector<float>& gradient, std::vector<float>& aggregate) {
   comm.submit([](Communicator& c) { c.barrier(); }, "barrier");
   comm.drain(kTimeout);
@@ -53,9 +55,7 @@ RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, const pol
     return std::chrono::duration<double>(b - a).count();
   };
   const auto start = Clock::now();
-  BucketExchange x;
-  x.bucket = bucket;
-  x.segments = bucket_segments(bucket, layout, {-1}, {});
+  x.segments = bucket_segments(x.bucket, layout, {-1}, {});
   fill_payload(x, layout, gradient.data(), {});
   const auto packed = Clock::now();
   Clock::time_point began, ended;
@@ -68,8 +68,8 @@ RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, const pol
       "runtime allreduce");
   comm.wait_for(ticket, kTimeout);
   const auto received = Clock::now();
-  std::vector<float> scratch;
-  apply_result(x, layout, comm.size(), aggregate.data(), scratch);
+  std::vector<float> no_scratch;  // an allreduce never needs it
+  apply_result(x, layout, comm.size(), aggregate.data(), no_scratch);
   const auto done = Clock::now();
   return {seconds(start, done), seconds(start, packed), seconds(began, ended), seconds(received, done)};
 }
@@ -95,9 +95,9 @@ struct Figures {
 
 Figures measure(CommThread& comm, int64_t n, int reps) {
   const ModelLayout layout{{0, n}, {{n}}};
-  policy::Bucket bucket;
-  bucket.first_tensor = 0, bucket.end_tensor = 1, bucket.elements = n;
-  bucket.collective = Collective::kAllreduce;
+  BucketExchange x;
+  x.bucket.first_tensor = 0, x.bucket.end_tensor = 1, x.bucket.elements = n;
+  x.bucket.collective = Collective::kAllreduce;
   const std::vector<float> gradient = kernels::gaussian_gradient(n, 7 + uint64_t(comm.rank()), 1.0);
   std::vector<float> aggregate(static_cast<size_t>(n)), buffer = gradient;
   std::vector<double> runtime, raw, payload, collective, average;
@@ -106,11 +106,11 @@ Figures measure(CommThread& comm, int64_t n, int reps) {
     RuntimeTimes a;
     double b;
     if (i % 2) {
-      a = runtime_path(comm, layout, bucket, gradient, aggregate);
+      a = runtime_path(comm, layout, x, gradient, aggregate);
       b = raw_path(comm, buffer);
     } else {
       b = raw_path(comm, buffer);
-      a = runtime_path(comm, layout, bucket, gradient, aggregate);
+      a = runtime_path(comm, layout, x, gradient, aggregate);
     }
     if (i < warmup) continue;
     runtime.push_back(a.total);

@@ -87,7 +87,7 @@ double time_collective(Communicator& comm, Collective collective, int64_t bytes,
   switch (collective) {
     case Collective::kAllreduce:
       send.assign(size_t(n), 0.0f);
-      run = [&] { comm.allreduce_sum(send.data(), n); };
+      run = [&] { comm.allreduce_sum(send.data(), send.data(), n); };
       break;
     case Collective::kAllgather:
       send.assign(size_t(n), 0.0f);

@@ -65,7 +65,7 @@ class SlowPeer : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
-  void allreduce_sum(float*, int64_t n) override { calls.push_back({"allreduce", n}); }
+  void allreduce_sum(const float*, float*, int64_t n) override { calls.push_back({"allreduce", n}); }
   void reduce_scatter_sum(const float*, float*, int64_t n) override { calls.push_back({"reduce_scatter", n}); }
   void allreduce_sum(double*, int64_t) override { ADD_FAILURE() << "unexpected sum of doubles"; }
   void allreduce_max(double* data, int64_t n) override {

@@ -14,9 +14,10 @@ class Communicator {
   virtual ~Communicator() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // In place: data[i] = sum over ranks of data[i] (fp32; the reduction order
-  // is the library's, so results may differ from a rank-order sum in the last bits).
-  virtual void allreduce_sum(float* data, int64_t n) = 0;
+  // recv[i] = sum over ranks of send[i] (fp32; the reduction order is the
+  // library's, so results may differ from a rank-order sum in the last bits).
+  // SEND == RECV reduces in place; otherwise the ranges must not overlap.
+  virtual void allreduce_sum(const float* send, float* recv, int64_t n) = 0;
   // Every rank contributes size() * N values; rank r receives the sums of
   // block r (elements [r N, (r + 1) N)) in OUT.
   virtual void reduce_scatter_sum(const float* in, float* out, int64_t n) = 0;
@@ -39,7 +40,7 @@ class LoopbackCommunicator : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  void allreduce_sum(float*, int64_t) override {}
+  void allreduce_sum(const float* send, float* recv, int64_t n) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t n) override;
   void allreduce_sum(double*, int64_t) override {}
   void allreduce_max(double*, int64_t) override {}

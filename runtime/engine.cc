@@ -163,6 +163,7 @@ std::unique_ptr<BucketExchange> RankEngine::reuse_exchange() {
   spare_.pop_back();
   x->lost = 0;
   x->reused_threshold = nullptr;
+  x->dense_send = nullptr;  // set again by fill_payload
   return x;
 }
 
@@ -202,9 +203,9 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   }
   x->posted = std::max(when, begin);
   x->reused_threshold = bucket.sparse == policy::SparseAllreduce::kOkTopk ? oktopk_.global(bucket.first_tensor) : nullptr;
-  const TimeNs packed = since_start();
-  x->compression_ns = pending_compression_ + (packed - begin);
-  inline_compression_ += packed - begin;
+  const TimeNs packing = x->packs_payload() ? since_start() - begin : 0;
+  x->compression_ns = pending_compression_ + packing;
+  inline_compression_ += packing;
   pending_compression_ = 0;
   BucketExchange* raw = x.get();
   x->ticket = comm_.submit(
@@ -216,8 +217,7 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
         }
         execute(*raw, comm);
       },
-      fmt::format("flush #{} of iteration {} ({} of tensors [{}, {}))", x->index, iteration_,
-                  collective_name(bucket.collective), bucket.first_tensor, bucket.end_tensor));
+      describe_flush(*x));
   exchanges_.push_back(std::move(x));
 }
 
@@ -228,7 +228,9 @@ void RankEngine::begin_iteration(int iteration) {
   selections_.clear();
   offload_jobs_.clear();
   requests_.clear();
-  for (auto& x : exchanges_) spare_.push_back(std::move(x));
+  // Reversed, so that flush #k takes last iteration's flush #k exchange
+  // (the same bucket in a steady state: its buffers fit without growing).
+  for (auto x = exchanges_.rbegin(); x != exchanges_.rend(); ++x) spare_.push_back(std::move(*x));
   exchanges_.clear();
   pending_compression_ = inline_compression_ = 0;
   next_tensor_ = 0;

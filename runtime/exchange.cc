@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernels/pack.h"
+#include "runtime/pair_gather.h"
 #include "runtime/sparse_allreduce.h"
 
 namespace sparsefuse::runtime {
@@ -70,6 +71,15 @@ uint64_t bucket_fingerprint(const policy::Bucket& b, int iteration, int index) {
   return h;
 }
 
+std::string describe_flush(const BucketExchange& x) {
+  return fmt::format("flush #{} of iteration {} ({})", x.index, x.iteration, describe(x.bucket));
+}
+
+bool BucketExchange::packs_payload() const {
+  return !(bucket.collective == Collective::kAllreduce && bucket.sparse == policy::SparseAllreduce::kNone &&
+           dense_send != values.data());
+}
+
 int64_t BucketExchange::bytes_sent() const {
   const bool values_only = bucket.sparse == policy::SparseAllreduce::kNone
                                ? bucket.collective == Collective::kAllreduce
@@ -81,11 +91,16 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* sen
                   const std::vector<RangeSelection>& selections) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
   if (x.bucket.collective == Collective::kAllreduce && x.bucket.sparse == policy::SparseAllreduce::kNone) {
-    x.values.clear();
+    const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
+    x.sent_count = x.bucket.elements;
+    // Resized, not cleared: a reused exchange of the same size writes in place.
+    x.values.resize(size_t(x.sent_count));
+    x.dense_send = whole ? send + base : x.values.data();
+    if (whole) return;
+    float* out = x.values.data();
     for (const Segment& s : x.segments) {
-      if (s.included) x.values.insert(x.values.end(), send + layout.offset[s.first], send + layout.offset[s.end]);
+      if (s.included) out = std::copy(send + layout.offset[s.first], send + layout.offset[s.end], out);
     }
-    x.sent_count = int64_t(x.values.size());
     return;
   }
   // One pack over the whole range: every segment is a "tensor" of the fused
@@ -122,21 +137,21 @@ void run_collective(BucketExchange& x, Communicator& comm) {
     return;
   }
   if (x.bucket.collective == Collective::kAllreduce) {
-    comm.allreduce_sum(x.values.data(), int64_t(x.values.size()));
+    comm.allreduce_sum(x.dense_send, x.values.data(), x.sent_count);
     return;
   }
   const int P = comm.size();
   const uint64_t fingerprint = bucket_fingerprint(x.bucket, x.iteration, x.index);
-  const int64_t mine[2] = {x.sent_count, int64_t(fingerprint)};
-  std::vector<int64_t> all = comm.allgather(mine, 2);
+  const std::vector<Announcement> announced =
+      announce_pairs(comm, x.values.data(), x.indices.data(), x.sent_count, int64_t(fingerprint));
   x.counts.assign(size_t(P), 0);
   for (int r = 0; r < P; ++r) {
-    if (uint64_t(all[2 * r + 1]) != fingerprint) {
+    if (uint64_t(announced[r].tag) != fingerprint) {
       throw std::runtime_error(fmt::format(
           "rank {}'s flush #{} of iteration {} is not this rank's ({}): the ranks flushed different bucket sequences",
           r, x.index, x.iteration, describe(x.bucket)));
     }
-    x.counts[r] = all[2 * r];
+    x.counts[r] = announced[r].count;
   }
   const auto [low, high] = std::minmax_element(x.counts.begin(), x.counts.end());
   if (x.bucket.alignment == Alignment::kFixed && *low != *high) {
@@ -155,6 +170,7 @@ void run_collective(BucketExchange& x, Communicator& comm) {
   x.gathered_values.resize(size_t(total));
   x.gathered_indices.resize(size_t(total));
   comm.allgatherv(x.values.data(), x.indices.data(), x.counts, x.gathered_values.data(), x.gathered_indices.data());
+  verify_pairs(announced, x.counts, x.gathered_values.data(), x.gathered_indices.data(), describe_flush(x));
 }
 
 void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float* aggregate,
@@ -168,7 +184,9 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
     const float* sum = x.values.data();
     for (const Segment& s : x.segments) {
       if (!s.included) continue;
-      for (int64_t i = layout.offset[s.first]; i < layout.offset[s.end]; ++i) aggregate[i] = *sum++ / float(ranks);
+      const int64_t n = layout.elements(s.first, s.end);
+      kernels::average(sum, n, ranks, aggregate + layout.offset[s.first]);
+      sum += n;
     }
     return;
   }

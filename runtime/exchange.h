@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/time.h"
@@ -57,9 +58,12 @@ struct BucketExchange {
   policy::Bucket bucket;
   int iteration = 0, index = 0;  // the index-th flush of the iteration
   std::vector<Segment> segments;
-  // Sent: dense values (allreduce; summed in place by the collective) or
-  // pairs (allgather).
+  // Sent: pairs (allgather) or dense values (allreduce). An allreduce's sum
+  // lands in VALUES; it reads from DENSE_SEND: the gradient itself when the
+  // bucket carries its whole range (contiguous there, so nothing is copied),
+  // else VALUES, where the carried segments were gathered.
   std::vector<float> values;
+  const float* dense_send = nullptr;
   std::vector<int32_t> indices;
   // Received (allgather): per-rank counts as gathered (after padding for
   // pad-to-max) and every rank's pairs in rank order.
@@ -82,25 +86,35 @@ struct BucketExchange {
   float* reused_threshold = nullptr;   // Ok-Topk: the bucket's global threshold, kept between iterations
 
   int64_t bytes_sent() const;
+  // False for a dense allreduce sent from the gradient itself: its flush
+  // packed nothing, so none of its time is compression.
+  bool packs_payload() const;
 };
+
+// "flush #K of iteration I (allgather of tensors [a, b))": how the engine's
+// jobs and every error about a flush name it.
+std::string describe_flush(const BucketExchange& exchange);
 
 // Fills EXCHANGE's payload from SEND (the model's flat contribution: the
 // gradient, with each selection's sent values written at its positions).
-// Pairs are built by kernels::pack.
+// Pairs are built by kernels::pack. A dense allreduce over a whole range
+// sends from SEND itself, which must then stay unchanged until the
+// collective has run.
 void fill_payload(BucketExchange& exchange, const ModelLayout& layout, const float* send,
                   const std::vector<RangeSelection>& selections);
 
 // Runs the bucket's collective (communication thread). Allgathers first
-// exchange (count, fingerprint) per rank: the counts size the variable
-// gather, and a fingerprint that differs on any rank ends the run with an
-// error instead of mismatched collectives.
+// exchange (count, fingerprint, checksum) per rank (pair_gather.h): the
+// counts size the variable gather, a fingerprint that differs on any rank
+// ends the run with an error instead of mismatched collectives, and a block
+// that does not match its sender's checksum ends it naming that rank.
 void run_collective(BucketExchange& exchange, Communicator& comm);
 
 // Writes the averaged result of a finished exchange into AGGREGATE (the
 // model's flat averaged gradient), for the segments the bucket carries:
 // kernels::unpack (per-rank counts) or kernels::unpack_equal_slices (the
 // seed's lossy receiver, setting exchange.lost) for allgathers; the sum / P
-// for allreduces. An allgather whose range the bucket carries whole is
+// for allreduces (kernels::average). An allgather whose range the bucket carries whole is
 // scattered straight into AGGREGATE (the kernel zero-fills that range only);
 // one that carries part of its range (hybrid schemes: the rest travels in an
 // allreduce) is scattered into SCRATCH, grown when too small and otherwise

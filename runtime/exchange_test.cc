@@ -1,4 +1,5 @@
 #include "runtime/exchange.h"
+#include "runtime/pair_gather.h"
 
 #include <gtest/gtest.h>
 
@@ -42,8 +43,8 @@ class ScriptedPeer : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
-  void allreduce_sum(float* data, int64_t n) override {
-    for (int64_t i = 0; i < n; ++i) data[i] += peer_values[size_t(i)];
+  void allreduce_sum(const float* send, float* recv, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) recv[i] = send[i] + peer_values[size_t(i)];
   }
   void reduce_scatter_sum(const float*, float*, int64_t) override { ADD_FAILURE() << "buckets never reduce-scatter"; }
   void allreduce_sum(double*, int64_t) override {}
@@ -53,12 +54,20 @@ class ScriptedPeer : public Communicator {
     all.insert(all.end(), peer_gather.begin(), peer_gather.end());
     return all;
   }
+  // A peer that sends fewer pairs than it announced leaves the rest of its
+  // block as it was, as a short MPI receive does.
   void allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts, float* all_values,
                   int32_t* all_indices) override {
     std::copy(values, values + counts[0], all_values);
     std::copy(indices, indices + counts[0], all_indices);
-    std::copy(peer_values.begin(), peer_values.begin() + counts[1], all_values + counts[0]);
-    std::copy(peer_indices.begin(), peer_indices.begin() + counts[1], all_indices + counts[0]);
+    const size_t sent = std::min(size_t(counts[1]), peer_values.size());
+    std::copy(peer_values.begin(), peer_values.begin() + long(sent), all_values + counts[0]);
+    std::copy(peer_indices.begin(), peer_indices.begin() + long(sent), all_indices + counts[0]);
+  }
+  // Rank 1's announcement: its count, tag and the checksum of its pairs.
+  void announce(int64_t tag) {
+    peer_gather = {int64_t(peer_values.size()), tag,
+                   int64_t(pair_checksum(peer_values.data(), peer_indices.data(), int64_t(peer_values.size())))};
   }
   void barrier() override {}
   std::vector<int64_t> peer_gather;
@@ -137,7 +146,7 @@ BucketExchange gathered_bucket(Alignment alignment, ScriptedPeer& peer) {
   fill_payload(x, layout, send.data(), made);
   peer.peer_values = {4.0f, 1.0f};
   peer.peer_indices = {4 + 5, 4 + 2};  // relative to the range start
-  peer.peer_gather = {2, int64_t(bucket_fingerprint(x.bucket, 0, 0))};
+  peer.announce(int64_t(bucket_fingerprint(x.bucket, 0, 0)));
   return x;
 }
 
@@ -176,9 +185,9 @@ TEST(Exchange, WholeRangeAllgatherScattersInPlace) {
   fill_payload(x, layout, send.data(), made);
   EXPECT_EQ(x.indices, (std::vector<int32_t>{0, 5}));
   ScriptedPeer peer;
-  peer.peer_gather = {1, int64_t(bucket_fingerprint(x.bucket, 0, 0))};
   peer.peer_values = {4.0f};
   peer.peer_indices = {2};
+  peer.announce(int64_t(bucket_fingerprint(x.bucket, 0, 0)));
   run_collective(x, peer);
   std::vector<float> aggregate(10, -7.0f), scratch;
   apply_result(x, layout, 2, aggregate.data(), scratch);
@@ -191,7 +200,7 @@ TEST(Exchange, EqualSlicesLosesWhatTheSeedReceiverLoses) {
   BucketExchange x = gathered_bucket(Alignment::kEqualSlices, peer);
   peer.peer_values = {4.0f, 1.0f, 3.0f};  // rank 1 sends three pairs: 5 in all, slices of 2, one dropped
   peer.peer_indices = {9, 6, 4};
-  peer.peer_gather[0] = 3;
+  peer.announce(int64_t(bucket_fingerprint(x.bucket, 0, 0)));
   run_collective(x, peer);
   std::vector<float> aggregate(10, 0.0f), scratch;
   apply_result(x, two_tensors(), 2, aggregate.data(), scratch);
@@ -206,7 +215,7 @@ TEST(Exchange, PadToMaxPadsWithZeroContributions) {
   BucketExchange x = gathered_bucket(Alignment::kPadToMax, peer);
   peer.peer_values = {4.0f, 1.0f, 3.0f};
   peer.peer_indices = {9, 6, 4};
-  peer.peer_gather[0] = 3;
+  peer.announce(int64_t(bucket_fingerprint(x.bucket, 0, 0)));
   run_collective(x, peer);
   EXPECT_EQ(x.counts, (std::vector<int64_t>{3, 3}));
   EXPECT_EQ(x.bytes_sent(), 24);
@@ -232,6 +241,66 @@ TEST(Exchange, MismatchedSequencesAndUnequalFixedCountsFail) {
   EXPECT_THROW(run_collective(y, fixed_peer), std::runtime_error);
 }
 
+// Rank 1 announces its two pairs, then sends one (a short send) or a changed
+// one: its block does not match its checksum, and the error names rank 1.
+TEST(Exchange, APayloadThatDisagreesWithItsCountNamesTheRank) {
+  const std::string expected =
+      "rank 1's pairs in flush #0 of iteration 0 (allgather of tensors [0, 2)) are not the 2 it announced";
+  for (const bool short_send : {true, false}) {
+    ScriptedPeer peer;
+    BucketExchange x = gathered_bucket(Alignment::kExchangeCounts, peer);
+    if (short_send) {
+      peer.peer_values.pop_back(), peer.peer_indices.pop_back();
+    } else {
+      peer.peer_values[1] = 1.5f;
+    }
+    try {
+      run_collective(x, peer);
+      FAIL() << (short_send ? "a short send" : "a changed pair") << " must fail";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(PairChecksum, SeesOrderCountAndBits) {
+  const std::vector<float> v{1.0f, 2.0f};
+  const std::vector<int32_t> i{3, 4}, swapped{4, 3};
+  const uint64_t base = pair_checksum(v.data(), i.data(), 2);
+  EXPECT_EQ(base, pair_checksum(v.data(), i.data(), 2));
+  EXPECT_NE(base, pair_checksum(v.data(), swapped.data(), 2));
+  EXPECT_NE(base, pair_checksum(v.data(), i.data(), 1));
+  const std::vector<float> zeros{0.0f}, minus{-0.0f};
+  EXPECT_NE(pair_checksum(zeros.data(), i.data(), 1), pair_checksum(minus.data(), i.data(), 1));
+  EXPECT_NE(pair_checksum(zeros.data(), i.data(), 0), pair_checksum(zeros.data(), i.data(), 1));
+}
+
+// A bucket carrying its whole range is sent from the gradient, uncopied, and
+// a reused exchange receives into the buffer it already has.
+TEST(Exchange, WholeRangeAllreduceSendsFromTheGradient) {
+  ModelLayout layout = two_tensors();
+  std::vector<float> send(10);
+  std::iota(send.begin(), send.end(), 1.0f);
+  const std::vector<float> before = send;
+  BucketExchange x;
+  x.bucket = bucket(Collective::kAllreduce, 0, 2, 10, 10);
+  x.segments = bucket_segments(x.bucket, layout, {-1, -1}, {});
+  fill_payload(x, layout, send.data(), {});
+  EXPECT_EQ(x.dense_send, send.data());
+  EXPECT_EQ(x.sent_count, 10);
+  EXPECT_FALSE(x.packs_payload());
+  ScriptedPeer peer;
+  peer.peer_values = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+  run_collective(x, peer);
+  std::vector<float> aggregate(10, -1.0f), scratch;
+  apply_result(x, layout, 2, aggregate.data(), scratch);
+  EXPECT_EQ(aggregate, std::vector<float>(10, 5.0f));  // (i + 1 + 9 - i) / 2
+  EXPECT_EQ(send, before);
+  const float* receive = x.values.data();
+  fill_payload(x, layout, send.data(), {});
+  EXPECT_EQ(x.values.data(), receive);
+}
+
 TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
   ModelLayout layout = two_tensors();
   std::vector<RangeSelection> made = {selection(1, 2, {0}, {1})};
@@ -242,6 +311,8 @@ TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
   x.segments = bucket_segments(x.bucket, layout, {-1, 0}, made);
   fill_payload(x, layout, send.data(), made);
   EXPECT_EQ(x.values, (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(x.dense_send, x.values.data());  // part of the range: gathered, then reduced in place
+  EXPECT_TRUE(x.packs_payload());
   ScriptedPeer peer;
   peer.peer_values = {3, 2, 1, 0};
   run_collective(x, peer);

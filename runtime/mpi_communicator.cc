@@ -57,8 +57,9 @@ std::string MpiCommunicator::library_version() {
   return version.substr(0, version.find_first_of("\r\n"));
 }
 
-void MpiCommunicator::allreduce_sum(float* data, int64_t n) {
-  check(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(n, "allreduce"), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+void MpiCommunicator::allreduce_sum(const float* send, float* recv, int64_t n) {
+  check(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, mpi_count(n, "allreduce"), MPI_FLOAT, MPI_SUM,
+                      MPI_COMM_WORLD),
         "MPI_Allreduce");
 }
 

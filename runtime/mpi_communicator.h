@@ -22,7 +22,7 @@ class MpiCommunicator : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void allreduce_sum(float* data, int64_t n) override;
+  void allreduce_sum(const float* send, float* recv, int64_t n) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t n) override;
   void allreduce_sum(double* data, int64_t n) override;
   void allreduce_max(double* data, int64_t n) override;

@@ -76,15 +76,15 @@ void NcclCommunicator::end_timing() {
   check(cudaEventElapsedTime(&last_ms_, start_, stop_), "cudaEventElapsedTime");
 }
 
-void NcclCommunicator::allreduce_sum(float* data, int64_t n) {
+void NcclCommunicator::allreduce_sum(const float* send, float* recv, int64_t n) {
   if (n == 0) return;
   float* d = at_least(send_, n);
   const size_t bytes = size_t(n) * sizeof(float);
-  check(cudaMemcpyAsync(d, data, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync(allreduce in)");
+  check(cudaMemcpyAsync(d, send, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync(allreduce in)");
   begin_timing();
   nccl_check(ncclAllReduce(d, d, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclAllReduce");
   end_timing();
-  check(cudaMemcpy(data, d, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(allreduce out)");
+  check(cudaMemcpy(recv, d, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(allreduce out)");
 }
 
 void NcclCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n) {

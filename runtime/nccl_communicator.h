@@ -35,7 +35,7 @@ class NcclCommunicator : public Communicator {
 
   int rank() const override { return host_->rank(); }
   int size() const override { return host_->size(); }
-  void allreduce_sum(float* data, int64_t n) override;
+  void allreduce_sum(const float* send, float* recv, int64_t n) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t n) override;
   void allreduce_sum(double* data, int64_t n) override { host_->allreduce_sum(data, n); }
   void allreduce_max(double* data, int64_t n) override { host_->allreduce_max(data, n); }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/pair_gather.h"
+
 namespace sparsefuse::runtime {
 
 using policy::SparseAllreduce;
@@ -41,23 +43,22 @@ Pairs largest_pairs(const Pairs& p, int64_t k) {
   return out;
 }
 
-std::vector<Pairs> exchange_round(Communicator& comm, const Pairs& out, int dest) {
-  const int64_t mine[2] = {dest >= 0 ? int64_t(out.size()) : 0, dest};
-  const std::vector<int64_t> all = comm.allgather(mine, 2);
-  std::vector<int64_t> counts(size_t(comm.size()));
-  for (int r = 0; r < comm.size(); ++r) counts[r] = all[2 * r];
-  const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t(0));
-  std::vector<float> values(static_cast<size_t>(total));
-  std::vector<int32_t> indices(static_cast<size_t>(total));
-  comm.allgatherv(out.values.data(), out.indices.data(), counts, values.data(), indices.data());
+std::vector<Pairs> exchange_round(Communicator& comm, const Pairs& out, int dest, const std::string& what) {
+  std::vector<float> values;
+  std::vector<int32_t> indices;
+  const std::vector<Announcement> announced = gather_pairs(comm, out.values.data(), out.indices.data(),
+                                                           dest >= 0 ? int64_t(out.size()) : 0, dest, values, indices,
+                                                           what);
   std::vector<Pairs> received;
   int64_t at = 0;
-  for (int r = 0; r < comm.size(); at += counts[r], ++r) {
-    if (all[2 * r + 1] != comm.rank()) continue;
-    Pairs p;
-    p.values.assign(values.begin() + at, values.begin() + at + counts[r]);
-    p.indices.assign(indices.begin() + at, indices.begin() + at + counts[r]);
-    received.push_back(std::move(p));
+  for (const Announcement& a : announced) {
+    if (a.tag == comm.rank()) {
+      Pairs p;
+      p.values.assign(values.begin() + at, values.begin() + at + a.count);
+      p.indices.assign(indices.begin() + at, indices.begin() + at + a.count);
+      received.push_back(std::move(p));
+    }
+    at += a.count;
   }
   return received;
 }
@@ -90,31 +91,32 @@ void set_result(BucketExchange& x, Pairs result) {
 }
 
 // Everything every rank sent, concatenated in rank order (COUNTS: per rank).
-Pairs gather_all(Communicator& comm, const Pairs& mine, std::vector<int64_t>* counts_out = nullptr) {
-  const int64_t count = int64_t(mine.size());
-  std::vector<int64_t> counts = comm.allgather(&count, 1);
-  if (counts_out) *counts_out = counts;
+Pairs gather_all(Communicator& comm, const Pairs& mine, const std::string& what,
+                 std::vector<int64_t>* counts_out = nullptr) {
   Pairs all;
-  const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t(0));
-  all.values.resize(size_t(total));
-  all.indices.resize(size_t(total));
-  comm.allgatherv(mine.values.data(), mine.indices.data(), counts, all.values.data(), all.indices.data());
+  const std::vector<Announcement> announced =
+      gather_pairs(comm, mine.values.data(), mine.indices.data(), int64_t(mine.size()), 0, all.values, all.indices, what);
+  if (counts_out) {
+    counts_out->clear();
+    for (const Announcement& a : announced) counts_out->push_back(a.count);
+  }
   return all;
 }
 
 void gtopk(BucketExchange& x, Communicator& comm) {
   const int P = comm.size(), rank = comm.rank();
+  const std::string what = describe_flush(x);
   const int64_t k = int64_t(x.values.size());
   Pairs current = own_pairs(x);
   bool active = true;
   for (int s = 1; s < P; s *= 2) {
     const bool sends = active && rank % (2 * s) == s;
-    for (const Pairs& got : exchange_round(comm, current, sends ? rank - s : -1)) {
+    for (const Pairs& got : exchange_round(comm, current, sends ? rank - s : -1, what)) {
       current = largest_pairs(merge_pairs(current, got), k);
     }
     if (sends) active = false;
   }
-  set_result(x, gather_all(comm, rank == 0 ? current : Pairs{}));
+  set_result(x, gather_all(comm, rank == 0 ? current : Pairs{}, what));
 }
 
 // Keeps, per block of [first_block, end_block), its KB largest entries.
@@ -135,13 +137,14 @@ Pairs reselect_blocks(const Pairs& p, int64_t block, int64_t kb) {
 
 void spardl(BucketExchange& x, Communicator& comm, int64_t n) {
   const int P = comm.size(), rank = comm.rank();
+  const std::string what = describe_flush(x);
   const int64_t block = spardl_block(n, P), kb = spardl_block_count(n, P, x.bucket.density);
   Pairs current = own_pairs(x);
   // Every rank takes part in every round (the messages are collectives),
   // also once its group is down to itself.
   for (int round = 0, lo = 0, hi = P; round < ceil_log2(P); ++round) {
     if (hi - lo == 1) {
-      exchange_round(comm, {}, -1);
+      exchange_round(comm, {}, -1, what);
       continue;
     }
     const HalvingStep step = halving_step(lo, hi, rank);
@@ -151,11 +154,11 @@ void spardl(BucketExchange& x, Communicator& comm, int64_t n) {
       Pairs& to = b >= step.keep_lo && b < step.keep_hi ? kept : sent;
       to.values.push_back(current.values[i]), to.indices.push_back(current.indices[i]);
     }
-    for (const Pairs& got : exchange_round(comm, sent, step.partner)) kept = merge_pairs(kept, got);
+    for (const Pairs& got : exchange_round(comm, sent, step.partner, what)) kept = merge_pairs(kept, got);
     current = reselect_blocks(kept, block, kb);
     lo = step.keep_lo, hi = step.keep_hi;
   }
-  set_result(x, gather_all(comm, current));
+  set_result(x, gather_all(comm, current, what));
 }
 
 // SparCML's recursive doubling with union (TopkDSA): nothing is dropped, so
@@ -165,14 +168,15 @@ void spardl(BucketExchange& x, Communicator& comm, int64_t n) {
 // and the result goes back to the ranks >= M.
 void topk_dsa(BucketExchange& x, Communicator& comm) {
   const int P = comm.size(), rank = comm.rank();
+  const std::string what = describe_flush(x);
   int m = 1;
   while (2 * m <= P) m *= 2;
   Pairs current = own_pairs(x);
-  for (const Pairs& got : exchange_round(comm, current, rank >= m ? rank - m : -1)) current = merge_pairs(current, got);
+  for (const Pairs& got : exchange_round(comm, current, rank >= m ? rank - m : -1, what)) current = merge_pairs(current, got);
   for (int d = 1; d < m; d *= 2) {
-    for (const Pairs& got : exchange_round(comm, current, rank < m ? rank ^ d : -1)) current = merge_pairs(current, got);
+    for (const Pairs& got : exchange_round(comm, current, rank < m ? rank ^ d : -1, what)) current = merge_pairs(current, got);
   }
-  for (const Pairs& got : exchange_round(comm, current, rank + m < P ? rank + m : -1)) current = got;
+  for (const Pairs& got : exchange_round(comm, current, rank + m < P ? rank + m : -1, what)) current = got;
   set_result(x, current);
 }
 
@@ -185,9 +189,10 @@ void topk_dsa(BucketExchange& x, Communicator& comm) {
 // regions stay equal (a repartition moves nothing).
 void oktopk(BucketExchange& x, Communicator& comm) {
   const int rank = comm.rank();
+  const std::string what = describe_flush(x);
   const int64_t region = spardl_block(x.bucket.elements, comm.size());
   std::vector<int64_t> counts;
-  const Pairs all = gather_all(comm, own_pairs(x), &counts);
+  const Pairs all = gather_all(comm, own_pairs(x), what, &counts);
   Pairs reduced;
   for (int r = 0, at = 0; r < comm.size(); at += int(counts[r]), ++r) {
     Pairs mine_from_r;
@@ -198,7 +203,7 @@ void oktopk(BucketExchange& x, Communicator& comm) {
     reduced = merge_pairs(reduced, mine_from_r);
   }
   if (x.bucket.exact_threshold) {
-    Pairs top = largest_pairs(gather_all(comm, reduced), x.bucket.sent_elements);
+    Pairs top = largest_pairs(gather_all(comm, reduced, what), x.bucket.sent_elements);
     float smallest = top.size() ? std::fabs(top.values[0]) : 0.0f;
     for (float v : top.values) smallest = std::min(smallest, std::fabs(v));
     *x.reused_threshold = smallest;
@@ -210,7 +215,7 @@ void oktopk(BucketExchange& x, Communicator& comm) {
     if (!(std::fabs(reduced.values[j]) >= *x.reused_threshold)) continue;
     kept.values.push_back(reduced.values[j]), kept.indices.push_back(reduced.indices[j]);
   }
-  set_result(x, gather_all(comm, kept));
+  set_result(x, gather_all(comm, kept, what));
 }
 
 }  // namespace
@@ -219,7 +224,7 @@ void run_sparse_allreduce(BucketExchange& x, Communicator& comm) {
   const auto& b = x.bucket;
   switch (b.sparse) {
     case SparseAllreduce::kSharedIndices:
-      comm.allreduce_sum(x.values.data(), int64_t(x.values.size()));
+      comm.allreduce_sum(x.values.data(), x.values.data(), int64_t(x.values.size()));
       set_result(x, own_pairs(x));
       return;
     case SparseAllreduce::kGTopk:

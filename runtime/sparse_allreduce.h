@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/communicator.h"
@@ -63,7 +64,8 @@ Pairs largest_pairs(const Pairs& p, int64_t k);
 
 // One round of point-to-point messages: this rank sends OUT to DEST (-1:
 // sends nothing). Returns what was sent to this rank, in sender rank order.
-std::vector<Pairs> exchange_round(Communicator& comm, const Pairs& out, int dest);
+// WHAT names the flush in errors (a sender whose pairs disagree with its count).
+std::vector<Pairs> exchange_round(Communicator& comm, const Pairs& out, int dest, const std::string& what);
 
 // SparDL's schedule for group [lo, hi) and rank R in it: the half R keeps
 // ([keep_lo, keep_hi)) and the rank it sends the other half to.

@@ -35,13 +35,13 @@ class ThreadComm : public Communicator {
   ThreadComm(Board& board, int rank) : board_(board), rank_(rank) {}
   int rank() const override { return rank_; }
   int size() const override { return board_.ranks_; }
-  void allreduce_sum(float* data, int64_t n) override {
-    board_.floats_[rank_].assign(data, data + n);
+  void allreduce_sum(const float* send, float* recv, int64_t n) override {
+    board_.floats_[rank_].assign(send, send + n);
     board_.sync_.arrive_and_wait();
     for (int64_t i = 0; i < n; ++i) {
       float sum = 0.0f;
       for (int r = 0; r < size(); ++r) sum += board_.floats_[r][i];
-      data[i] = sum;
+      recv[i] = sum;
     }
     board_.sync_.arrive_and_wait();
   }

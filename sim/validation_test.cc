@@ -40,7 +40,8 @@ const model::MetricComparison& metric(const model::Validation& v, const std::str
 // wait: 10 + 0 ms measured, 4 + 1 ms simulated: -50 %. Forward measured 0:
 // no relative error. Buckets: durations 2 and 4 ms measured, 1 and 5 ms
 // simulated: -50 % and +25 %, mean |error| 37.5 %, worst bucket #0; sums
-// 6 ms against 6 ms: 0 %.
+// 6 ms against 6 ms: 0 %. Compression: 0 and 1 ms measured, 0 and 3 ms
+// simulated: the sum +200 %, and per bucket only #1 counts (+200 %).
 TEST(Validation, RelativeErrorsByHand) {
   Json m = result(0.2, 0.0, 0.010, 0.0,
                   {bucket(0, 2, "allreduce", 500, 0.002, 0.0), bucket(2, 2, "allgather", 750, 0.004, 0.001)});
@@ -59,7 +60,11 @@ TEST(Validation, RelativeErrorsByHand) {
   EXPECT_EQ(v.worst_bucket, 0);
   EXPECT_NEAR(*metric(v, "bucket collectives, sum of durations (ms)").relative_error, 0.0, 1e-12);
   EXPECT_DOUBLE_EQ(*metric(v, "bucket compression, sum (ms)").relative_error, 2.0);
+  // Compression per bucket: #0 measured 0 is left out; #1 1 ms against 3 ms.
+  EXPECT_DOUBLE_EQ(*v.mean_abs_compression_error, 2.0);
+  EXPECT_EQ(v.worst_compression_bucket, 1);
   Json j = v.to_json();
+  EXPECT_DOUBLE_EQ(j["mean_abs_bucket_compression_error"].get<double>(), 2.0);
   EXPECT_EQ(j["format"], "sparsefuse-validation/1");
   EXPECT_TRUE(j["metrics"][3]["relative_error"].is_null());  // forward
 }

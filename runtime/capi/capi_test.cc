@@ -178,4 +178,29 @@ TEST_F(CApi, BroadcastOnOneRankReturnsTheText) {
   EXPECT_EQ(sf_comm_size(comm), 1);
 }
 
+
+// --set as the CLI applies it: a knob turns a preset name into an object; a
+// malformed assignment is bad input naming it.
+TEST(CApiScenario, SetAppliesTheCliOverrideRules) {
+  char* out = nullptr;
+  ASSERT_EQ(sf_scenario_set(R"({"scheme": "fgbuff"})", "scheme.tensors_per_buffer=4", &out), SF_OK) << sf_last_error();
+  EXPECT_EQ(nlohmann::json::parse(out), nlohmann::json::parse(R"({"scheme": {"preset": "fgbuff", "tensors_per_buffer": 4}})"));
+  sf_free(out);
+  ASSERT_EQ(sf_scenario_set("{}", "network.model=calibrated", &out), SF_OK);
+  EXPECT_EQ(nlohmann::json::parse(out), nlohmann::json::parse(R"({"network": {"model": "calibrated"}})"));
+  sf_free(out);
+  EXPECT_EQ(sf_scenario_set("{}", "no-equals-sign", &out), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find("--set no-equals-sign"), std::string::npos) << sf_last_error();
+  EXPECT_EQ(sf_scenario_set(R"({"workers": 2})", "workers.x=1", &out), SF_BAD_INPUT);
+}
+
+// One rank: the sum over ranks is the data itself; a null buffer is refused.
+TEST_F(CApi, AllreduceSumOfDoubles) {
+  double losses[2] = {1.5, -2.25};
+  ASSERT_EQ(sf_comm_allreduce_sum(comm, losses, 2), SF_OK) << sf_last_error();
+  EXPECT_EQ(losses[0], 1.5);
+  EXPECT_EQ(losses[1], -2.25);
+  EXPECT_EQ(sf_comm_allreduce_sum(comm, nullptr, 2), SF_BAD_INPUT);
+}
+
 }  // namespace

@@ -128,6 +128,14 @@ int sf_comm_broadcast_text(sf_comm* comm, int root, const char* text, char** out
   });
 }
 
+int sf_comm_allreduce_sum(sf_comm* comm, double* data, int64_t n) {
+  return guarded(comm, [&] {
+    require(comm && (data || n == 0) && n >= 0, "sf_comm_allreduce_sum: null DATA or negative N");
+    comm->thread->submit([&](rt::Communicator& c) { c.allreduce_sum(data, n); }, "a sum over ranks");
+    comm->thread->drain(comm->timeout);
+  });
+}
+
 int sf_comm_destroy(sf_comm* comm) {
   if (!comm) return SF_OK;
   if (comm->failed) {
@@ -135,6 +143,15 @@ int sf_comm_destroy(sf_comm* comm) {
   }
   delete comm;
   return SF_OK;
+}
+
+int sf_scenario_set(const char* document, const char* assignment, char** out) {
+  return guarded(nullptr, [&] {
+    require(document && assignment && out, "sf_scenario_set: null argument");
+    sparsefuse::Json doc = sparsefuse::Json::parse(document);
+    sparsefuse::model::apply_override(doc, assignment);
+    *out = copy_out(doc.dump());
+  });
 }
 
 int sf_session_create(sf_comm* comm, const char* scenario_path, sf_session** out) {

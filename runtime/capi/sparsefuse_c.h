@@ -37,8 +37,17 @@ int sf_comm_rank(const sf_comm* comm);
 int sf_comm_size(const sf_comm* comm);
 /* ROOT's TEXT (NUL-terminated) to every rank; *OUT is freed with sf_free. */
 int sf_comm_broadcast_text(sf_comm* comm, int root, const char* text, char** out);
+/* Sums N doubles over ranks in place (e.g. every rank's losses, each in
+ * its own slots). No session may be between sf_session_begin_iteration
+ * and sf_session_end_iteration. */
+int sf_comm_allreduce_sum(sf_comm* comm, double* data, int64_t n);
 /* Destroys the communicator (MPI_Finalize); every session must be gone. */
 int sf_comm_destroy(sf_comm* comm);
+
+/* One "KEY=VALUE" override of a scenario, as `sparsefuse simulate --set`
+ * applies it, to the JSON text DOCUMENT; *OUT is the new document (freed
+ * with sf_free). A malformed assignment is SF_BAD_INPUT naming it. */
+int sf_scenario_set(const char* document, const char* assignment, char** out);
 
 /* A session for the scenario file SCENARIO_PATH (relative paths in it
  * resolve from its directory, as for `sparsefuse run`). */

@@ -2,7 +2,8 @@
 # `mpirun -np 2 sparsefuse run` against faults: a rank killed (SIGKILL) or
 # stopped (SIGSTOP) mid-run, a rank much slower than the other (within and
 # beyond --timeout), ranks given different schemes or scenarios, and a full
-# disk when rank 0 writes result.json. Each ends within --timeout (plus
+# disk when rank 0 writes result.json, a rank whose payload is shorter than
+# the count it announced. Each ends within --timeout (plus
 # mpirun's teardown) with a message naming the rank and what happened and a
 # non-zero status, or completes where it should, and never leaves a
 # result.json that looks complete but is not.
@@ -10,6 +11,7 @@ set -uo pipefail
 source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
 source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
 shim=$PWD/tests/lib/libfault_fs.so
+mpi_shim=$PWD/tests/lib/libfault_mpi.so
 mpi=(timeout 120 mpirun --allow-run-as-root --oversubscribe)
 
 cat >"$tmp/tiny4.json" <<JSON
@@ -87,6 +89,18 @@ expect "$tmp/schemes.log" $? 2 \
 sed 's/"iterations": 3/"iterations": 4/' "$tmp/tiny4.json" >"$tmp/tiny4-other.json"
 "${mpi[@]}" -np 1 "$sf" run "$tmp/tiny4.json" : -np 1 "$sf" run "$tmp/tiny4-other.json" >"$tmp/scenarios.log" 2>&1
 expect "$tmp/scenarios.log" $? 2 "the ranks were given different runs: rank 1 .* differs from rank 0" "different scenarios"
+
+# Rank 1 sends one pair fewer than the count it announced (its first
+# allgather's values, through libfault_mpi.so): every rank sees its block
+# disagree with its checksum; the run ends with status 1 naming rank 1, and
+# writes nothing.
+LD_PRELOAD=$mpi_shim FAULT_MPI_SHORT_RANK=1 \
+  "${mpi[@]}" -x LD_PRELOAD -x FAULT_MPI_SHORT_RANK -np 2 "$sf" run "$tmp/tiny4.json" --timeout 10 --out "$tmp/short" \
+  >"$tmp/short.log" 2>&1
+expect "$tmp/short.log" $? 1 \
+  "sparsefuse run: rank [01]: error: rank 1's pairs in flush #[0-9]+ of iteration 0 \(allgather of tensors \[[0-9]+, [0-9]+\)\) are not the [0-9]+ it announced \(checksum [0-9a-f]{16}\): its count and its payload disagree" \
+  "a short payload"
+[[ ! -e "$tmp/short/result.json" ]] || fail "a short payload: a result.json was written"
 
 # The disk full when rank 0 writes result.json: status 1, the rank, the file
 # and the reason; no result.json and no temporary left.

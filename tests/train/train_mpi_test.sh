@@ -32,6 +32,11 @@ assert len(r["buckets"]) == 6 and all(b["collective"] == "allreduce" for b in r[
 assert all(b["duration_s"] > 0 for b in r["buckets"]), r["buckets"]
 losses = r["training"]["loss_per_iteration"]
 assert len(losses) == 5 and all(l > 0 for l in losses), losses
+# Each rank trains on its own shard: their losses differ, and the recorded loss is their mean.
+per_rank = r["training"]["loss_per_rank"]
+assert len(per_rank) == 2 and all(len(l) == 5 for l in per_rank), per_rank
+assert per_rank[0] != per_rank[1], per_rank
+assert all(abs((a + b) / 2 - m) <= 1e-12 * abs(m) for a, b, m in zip(*per_rank, losses)), (per_rank, losses)
 PY
 [[ -f "$tmp/dense/trace.json" ]] || fail "no trace.json written by the profiling ranks"
 
@@ -63,4 +68,8 @@ expect2 "at /scheme: runtime-mpi cannot run preset \"dear\"" --scheme dear --out
 [[ -e "$tmp/bad1/result.json" ]] && fail "a refused run wrote result.json"
 expect2 "--trace $tmp/none.json: no such file" --scheme wfbp --trace "$tmp/none.json" --out "$tmp/bad2"
 expect2 "--iterations: expected an integer >= 1, got 0" --scheme wfbp --iterations 0 --out "$tmp/bad3"
+# --set follows simulate's rules (the runtime applies it): the same message for the same mistake.
+expect2 "--set iterations.x=1: \"iterations\" is not an object, cannot set \"x\" in it" --scheme wfbp \
+  --set iterations.x=1 --out "$tmp/bad4"
+expect2 "--set no-equals: expected KEY=VALUE" --scheme wfbp --set no-equals --out "$tmp/bad5"
 finish

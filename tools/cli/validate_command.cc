@@ -84,6 +84,14 @@ void print(const model::Validation& v, const std::string& measured_path, const J
         *v.mean_abs_bucket_error * 100, w.index, w.first_tensor, w.first_tensor + w.tensors - 1, w.collective,
         w.measured_duration_s * 1e3, w.simulated_duration_s * 1e3);
   }
+  if (v.worst_compression_bucket >= 0) {
+    const auto& w = v.buckets[size_t(v.worst_compression_bucket)];
+    std::cout << fmt::format(
+        "            compression per bucket: mean |error| {:.1f}%; worst #{} (tensors {}-{}): {:.3f} ms measured, "
+        "{:.3f} ms simulated\n",
+        *v.mean_abs_compression_error * 100, w.index, w.first_tensor, w.first_tensor + w.tensors - 1,
+        w.measured_compression_s * 1e3, w.simulated_compression_s * 1e3);
+  }
 }
 
 }  // namespace

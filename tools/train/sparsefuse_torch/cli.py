@@ -6,7 +6,6 @@ iteration) on rank 0.
 
 Exit status: 0 success; 2 bad input (one line on stderr, nothing written);
 1 anything else (a failed collective ends the process at once)."""
-import json
 import os
 import sys
 import tempfile
@@ -48,23 +47,6 @@ def parser():
     p.add_argument("--dump-grads", metavar="DIR", help="for tests: every rank saves, per iteration, its own "
                                                        "gradients and the averaged ones (DIR/rank<R>.pt)")
     return p
-
-
-def set_key(doc, assignment):
-    key, sep, text = assignment.partition("=")
-    if not sep or not key:
-        raise InputError(f"--set \"{assignment}\": expected KEY=VALUE")
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        value = text  # a bare word: a string
-    node = doc
-    parts = key.split(".")
-    for part in parts[:-1]:
-        if not isinstance(node.setdefault(part, {}), dict):
-            node[part] = {"preset": node[part]} if part == "scheme" else {}
-        node = node[part]
-    node[parts[-1]] = value
 
 
 def _check_out(path):

@@ -5,6 +5,7 @@ Status codes become exceptions: BadInput (the caller's mistake, exit status
 must end, the communication thread may be stuck inside MPI) and
 RuntimeFailure (anything else inside the runtime)."""
 import ctypes
+import json
 import os
 
 SF_OK, SF_INTERNAL, SF_BAD_INPUT, SF_COMM_FAILED = 0, 1, 2, 3
@@ -35,7 +36,9 @@ def _declare(lib):
         "sf_comm_rank": (ctypes.c_int, [void_p]),
         "sf_comm_size": (ctypes.c_int, [void_p]),
         "sf_comm_broadcast_text": (ctypes.c_int, [void_p, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(void_p)]),
+        "sf_comm_allreduce_sum": (ctypes.c_int, [void_p, c_double_p, ctypes.c_int64]),
         "sf_comm_destroy": (ctypes.c_int, [void_p]),
+        "sf_scenario_set": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(void_p)]),
         "sf_session_create": (ctypes.c_int, [void_p, ctypes.c_char_p, ctypes.POINTER(void_p)]),
         "sf_session_tensors": (ctypes.c_int, [void_p]),
         "sf_session_tensor_name": (ctypes.c_char_p, [void_p, ctypes.c_int]),
@@ -88,6 +91,16 @@ def take_text(pointer):
         library().sf_free(pointer)
 
 
+def scenario_set(doc, assignment):
+    """DOC (a scenario as a dict) with one --set KEY=VALUE applied by the
+    runtime's own rules, those of `sparsefuse simulate --set`."""
+    out = ctypes.c_void_p()
+    # surrogateescape: bytes that are not UTF-8 reach the runtime, which names them.
+    check(library().sf_scenario_set(json.dumps(doc).encode("utf-8"), assignment.encode("utf-8", "surrogateescape"),
+                                    ctypes.byref(out)))
+    return json.loads(take_text(out))
+
+
 class Communicator:
     """The process's communicator: MPI under mpirun, else one rank alone.
     Create one per process, before any session, and close it last."""
@@ -108,6 +121,12 @@ class Communicator:
         data = text.encode("utf-8") if text is not None else None
         check(library().sf_comm_broadcast_text(self._handle, root, data, ctypes.byref(out)))
         return take_text(out)
+
+    def allreduce_sum(self, values):
+        """The element-wise sum of every rank's VALUES (floats), as a list."""
+        data = (ctypes.c_double * len(values))(*values)
+        check(library().sf_comm_allreduce_sum(self._handle, data, len(values)))
+        return list(data)
 
     def close(self):
         if self._handle:

@@ -39,18 +39,19 @@ def _trace(torch, args, comm, workload, argv):
 
 
 def _scenario(args, batch, comm):
-    from sparsefuse_torch.cli import set_key
+    from sparsefuse_torch.library import scenario_set
     doc = {"description": f"sparsefuse train: {args.model} with {args.scheme}, {comm.size} ranks",
            "batch_per_worker": batch, "iterations": args.iterations, "seed": args.seed + 1,
            "scheme": {"preset": args.scheme}}
     for assignment in args.set:
-        set_key(doc, assignment)
+        doc = scenario_set(doc, assignment)
     return doc
 
 
 def _loop(torch, args, workload, opt, comm):
-    """Warm-up plus measured iterations; returns rank 0's loss per iteration
-    and, with --dump-grads, every iteration's own and averaged gradients."""
+    """Warm-up plus measured iterations; returns this rank's loss per
+    iteration and, with --dump-grads, saves every iteration's own and
+    averaged gradients."""
     model = workload.model
     params = [p for p in model.parameters() if p.requires_grad]
     losses, own, averaged = [], [], []
@@ -80,6 +81,15 @@ def _loop(torch, args, workload, opt, comm):
     return losses
 
 
+def _losses_of_every_rank(comm, losses):
+    """Every rank's losses (rank-major), each rank filling its own slots of one sum."""
+    n = len(losses)
+    slots = [0.0] * (comm.size * n)
+    slots[comm.rank * n:(comm.rank + 1) * n] = losses
+    total = comm.allreduce_sum(slots)
+    return [total[r * n:(r + 1) * n] for r in range(comm.size)]
+
+
 def _summary(result, losses, args):
     times = result["iteration_time_s"]
     b = result["breakdown_s"]
@@ -92,7 +102,7 @@ def _summary(result, losses, args):
     print(f"buckets         {len(result['buckets'])} collectives per iteration, "
           f"{result['bytes_sent_per_worker'] / 2**20:.4f} MiB sent per rank")
     print(f"loss            first {losses[0]:.5f}  last {losses[-1]:.5f}  "
-          f"(rank 0, {args.warmup} warm-up + {args.iterations} measured iterations)")
+          f"(mean over the ranks' batches, {args.warmup} warm-up + {args.iterations} measured iterations)")
 
 
 def _train(torch, args, argv, comm):
@@ -117,11 +127,13 @@ def _train(torch, args, argv, comm):
     if comm.rank == 0:
         print(f"training {workload.name} with {args.scheme} on {comm.size} rank(s), batch {args.batch} per rank, "
               f"{torch.get_num_threads()} thread(s), trace {recorded}", flush=True)
-    losses = _loop(torch, args, workload, opt, comm)
+    per_rank = _losses_of_every_rank(comm, _loop(torch, args, workload, opt, comm))
+    losses = [sum(column) / comm.size for column in zip(*per_rank)]
     result = opt.finish()
     opt.close()
     result["scenario"]["model"] = {"trace": recorded}
-    result["training"] = {"loss_per_iteration": losses, "loss_of": "rank 0's batch", "model": workload.description,
+    result["training"] = {"loss_per_iteration": losses, "loss_of": "the mean of the ranks' losses, each on its own batch",
+                          "loss_per_rank": per_rank, "model": workload.description,
                           "batch_per_rank": args.batch, "input": workload.input_description,
                           "threads": torch.get_num_threads(), "optimizer": optimizer_name,
                           "warmup_iterations": args.warmup, "command": "sparsefuse train " + " ".join(argv)}
