@@ -12,7 +12,10 @@
 #        "--model resnet50-cifar100 --batch 1 --warmup 1 --iterations 10 --profile-iterations 10" \
 #        "--set compression.profile=cpu-dev-2core --set variability.compute_cv=trace --set iterations=200" \
 #        wfbp ddp fgbuff ssfusion adtopk topk-layerwise
-# Logs and results stay under OUTDIR/SCHEME/. Exit status 1 if any run failed.
+# Logs and results stay under OUTDIR/SCHEME/. REVALIDATE=1 keeps a scheme's
+# earlier training run when OUTDIR/SCHEME/result.json exists and only
+# validates it again (e.g. with another compression profile). Exit status 1
+# if any run failed.
 set -uo pipefail
 sf=$1 out=$2 ranks=$3 train_args=$4 validate_args=$5
 shift 5
@@ -23,10 +26,17 @@ echo "| scheme | buckets (same as simulated) | iteration measured (ms) | simulat
 echo "|---|---|---|---|---|---|---|"
 for scheme in "$@"; do
   dir=$out/$scheme
-  rm -rf "$dir"
-  # shellcheck disable=SC2086 # the argument strings are word lists
-  if ! mpirun --allow-run-as-root --oversubscribe -np "$ranks" "$sf" train --scheme "$scheme" $train_args \
-      --out "$dir" >"$out/$scheme.train.log" 2>&1 ||
+  trained=0
+  if [[ ${REVALIDATE:-0} == 1 && -f $dir/result.json ]]; then
+    trained=1
+  else
+    rm -rf "$dir"
+    # shellcheck disable=SC2086 # the argument strings are word lists
+    mpirun --allow-run-as-root --oversubscribe -np "$ranks" "$sf" train --scheme "$scheme" $train_args \
+      --out "$dir" >"$out/$scheme.train.log" 2>&1 && trained=1
+  fi
+  # shellcheck disable=SC2086
+  if [[ $trained == 0 ]] ||
      ! "$sf" validate "$dir/result.json" $validate_args --out "$dir/v" >"$out/$scheme.validate.log" 2>&1; then
     echo "| $scheme | failed: see $out/$scheme.*.log | | | | | |"
     status=1
