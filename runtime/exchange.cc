@@ -17,6 +17,11 @@ using policy::Alignment;
 
 namespace {
 
+// Dense fp32 values summed by an allreduce (not a sparse allreduce's pairs).
+bool dense_allreduce(const policy::Bucket& b) {
+  return b.collective == Collective::kAllreduce && b.sparse == policy::SparseAllreduce::kNone;
+}
+
 std::string describe(const policy::Bucket& b) {
   return fmt::format("{} of tensors [{}, {})", collective_name(b.collective), b.first_tensor, b.end_tensor);
 }
@@ -76,8 +81,7 @@ std::string describe_flush(const BucketExchange& x) {
 }
 
 bool BucketExchange::packs_payload() const {
-  return !(bucket.collective == Collective::kAllreduce && bucket.sparse == policy::SparseAllreduce::kNone &&
-           dense_send != values.data());
+  return !(dense_allreduce(bucket) && dense_send != values.data());
 }
 
 int64_t BucketExchange::bytes_sent() const {
@@ -90,7 +94,7 @@ int64_t BucketExchange::bytes_sent() const {
 void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* send,
                   const std::vector<RangeSelection>& selections) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
-  if (x.bucket.collective == Collective::kAllreduce && x.bucket.sparse == policy::SparseAllreduce::kNone) {
+  if (dense_allreduce(x.bucket)) {
     const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
     x.sent_count = x.bucket.elements;
     // Resized, not cleared: a reused exchange of the same size writes in place.

@@ -54,6 +54,15 @@ std::string describe_executor(const Json& result) {
   return fmt::format("{}, {} ranks on {}", x.value("name", "?"), x.value("ranks", 0), x.value("host", "?"));
 }
 
+// "WHAT: mean |error| M%; worst #K (tensors a-bDETAIL): x ms measured, y ms simulated".
+void print_bucket_errors(const char* what, double mean_abs, const model::BucketComparison& worst,
+                         const std::string& detail, double measured_s, double simulated_s) {
+  std::cout << fmt::format("            {}: mean |error| {:.1f}%; worst #{} (tensors {}-{}{}): {:.3f} ms measured, "
+                           "{:.3f} ms simulated\n",
+                           what, mean_abs * 100, worst.index, worst.first_tensor,
+                           worst.first_tensor + worst.tensors - 1, detail, measured_s * 1e3, simulated_s * 1e3);
+}
+
 void print(const model::Validation& v, const std::string& measured_path, const Json& measured, const Json& simulated,
            const std::vector<std::string>& overrides, double time_scale) {
   std::string sets;
@@ -78,19 +87,13 @@ void print(const model::Validation& v, const std::string& measured_path, const J
   std::cout << fmt::format("buckets     the same {} collectives in the same order\n", v.buckets.size());
   if (v.worst_bucket >= 0) {
     const auto& w = v.buckets[size_t(v.worst_bucket)];
-    std::cout << fmt::format(
-        "            collective durations: mean |error| {:.1f}%; worst #{} (tensors {}-{}, {}): {:.3f} ms measured, "
-        "{:.3f} ms simulated\n",
-        *v.mean_abs_bucket_error * 100, w.index, w.first_tensor, w.first_tensor + w.tensors - 1, w.collective,
-        w.measured_duration_s * 1e3, w.simulated_duration_s * 1e3);
+    print_bucket_errors("collective durations", *v.mean_abs_bucket_error, w, ", " + w.collective,
+                        w.measured_duration_s, w.simulated_duration_s);
   }
   if (v.worst_compression_bucket >= 0) {
     const auto& w = v.buckets[size_t(v.worst_compression_bucket)];
-    std::cout << fmt::format(
-        "            compression per bucket: mean |error| {:.1f}%; worst #{} (tensors {}-{}): {:.3f} ms measured, "
-        "{:.3f} ms simulated\n",
-        *v.mean_abs_compression_error * 100, w.index, w.first_tensor, w.first_tensor + w.tensors - 1,
-        w.measured_compression_s * 1e3, w.simulated_compression_s * 1e3);
+    print_bucket_errors("compression per bucket", *v.mean_abs_compression_error, w, "", w.measured_compression_s,
+                        w.simulated_compression_s);
   }
 }
 
