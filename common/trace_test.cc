@@ -1,6 +1,8 @@
 // Built-in traces against the inventories of docs/seed-systems.md#model-inventories and docs/seed-systems.md
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/trace.h"
 
 namespace sparsefuse {
@@ -82,9 +84,13 @@ TEST(Trace, ShippedMeasuredTracesAreBuiltIn) {
     Trace t = load_builtin_trace(name);
     EXPECT_EQ(t.provenance_kind(), "measured") << name;
     EXPECT_GT(t.iteration_ns, 0) << name;
-    // The phases partition the iteration: their medians add up to about the median iteration.
+    // The phases partition the iteration: their medians add up to the median iteration within 2 %
+    // plus twice the standard error of a median (1.2533 cv / sqrt(iterations)), which noisy runs
+    // (the launch-bound GPU ResNets, cv 0.1-0.26) need.
     double parts = double(t.forward_ns + t.backward_ns + t.optimizer_ns);
-    EXPECT_NEAR(parts / double(t.iteration_ns), 1.0, 0.02) << name;
+    const double iterations = t.provenance.at("iterations").get<double>();
+    EXPECT_NEAR(parts / double(t.iteration_ns), 1.0, 0.02 + 2 * 1.2533 * t.iteration_cv / std::sqrt(iterations))
+        << name;
   }
   EXPECT_GE(measured, 4u);
 }

@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/internal.h"
+#include "kernels/cuda/small_select.cuh"
 #include "kernels/rng.h"
 
 namespace sparsefuse::kernels::cuda {
@@ -389,14 +390,40 @@ struct RadixOutcome {
 // afterwards. kSelect: writes the m ascending indices to `out` when 0 < m < n
 // (the caller handles m == 0 and m == n). kThreshold: returns the k-th key.
 // finite_src: the array whose NaN/Inf make the call fail (null: no check).
+// n <= small_select::kMaxElements: one block, keys in shared memory.
+template <class PassA>
+RadixOutcome radix_select_small(PassA pass_a, int64_t n, uint32_t need, RadixOutcome r, int32_t* out,
+                                const float* finite_src, const char* kernel, Mode mode, Workspace& ws,
+                                cudaStream_t stream) {
+  const auto kernel_fn = small_select::select_kernel<PassA>;
+  const int bytes = static_cast<int>(n * sizeof(uint32_t));
+  if (bytes > 48 * 1024) {  // above the default dynamic shared-memory limit
+    check(cudaFuncSetAttribute(kernel_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+          "cudaFuncSetAttribute");
+  }
+  auto* result = static_cast<small_select::Result*>(ws.device(detail::kSlotScratch, sizeof(Scratch)));
+  kernel_fn<<<1, small_select::kThreads, bytes, stream>>>(pass_a, static_cast<int32_t>(n), need,
+                                                          mode == Mode::kSelect, out, result);
+  launch_check("small_select::select_kernel");
+  auto* h = static_cast<small_select::Result*>(ws.pinned(sizeof(small_select::Result)));
+  check(cudaMemcpyAsync(h, result, sizeof *h, cudaMemcpyDeviceToHost, stream), "read result");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  if (h->nonfinite && finite_src) throw_nonfinite(kernel, finite_src, n, ws, stream);
+  r.threshold = h->threshold;
+  return r;
+}
+
 template <class PassA, class Key>
 RadixOutcome radix_select(PassA pass_a, Key key, int64_t n, int64_t k, int32_t* out,
                           const float* finite_src, const char* kernel, Mode mode, Workspace& ws,
                           cudaStream_t stream) {
   RadixOutcome r;
   r.m = std::min(k, n);
-  auto* s = static_cast<Scratch*>(ws.device(detail::kSlotScratch, sizeof(Scratch)));
   const uint32_t need = (r.m > 0 && (r.m < n || mode == Mode::kThreshold)) ? static_cast<uint32_t>(r.m) : 0u;
+  if (n <= small_select::kMaxElements) {
+    return radix_select_small(pass_a, n, need, r, out, finite_src, kernel, mode, ws, stream);
+  }
+  auto* s = static_cast<Scratch*>(ws.device(detail::kSlotScratch, sizeof(Scratch)));
   init_scratch_kernel<<<1, kThreads, 0, stream>>>(s, need);
   launch_check("init_scratch_kernel");
   if (n > 0) {

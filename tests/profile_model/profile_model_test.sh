@@ -70,7 +70,10 @@ PY
 [[ $(field "$tmp/data.json" 'r["provenance"]["input"]') == "3 batches from tiny_model.py:batches" ]] ||
   fail "--data: provenance input is $(field "$tmp/data.json" 'r["provenance"]["input"]')"
 
-# --- the shipped measured traces: one simulated worker within 2% of the measurement
+# --- the shipped measured traces: one simulated worker within 2% of the measurement, plus
+# twice the standard error of the measured median (1.2533 cv / sqrt(iterations)): the
+# simulator replays the sum of the phase medians, which noisy runs (the launch-bound
+# GPU ResNets: cv 0.1-0.26) move away from the median iteration by that much.
 shipped=0
 models=$("$sf" models) || fail "sparsefuse models"
 for trace in "$PWD"/traces/measured/*.json; do
@@ -82,12 +85,13 @@ for trace in "$PWD"/traces/measured/*.json; do
 import json, sys
 t, sim = json.load(open(sys.argv[1])), int(sys.argv[2])
 error = (sim - t["iteration_ns"]) / t["iteration_ns"]
+bound = 0.02 + 2 * 1.2533 * t.get("iteration_cv", 0) / t["provenance"]["iterations"] ** 0.5
 print(f"{sys.argv[1].rsplit('/', 1)[1]}: simulated {sim / 1e6:.3f} ms, measured {t['iteration_ns'] / 1e6:.3f} ms, "
-      f"error {100 * error:+.2f}%")
-assert abs(error) <= 0.02, error
+      f"error {100 * error:+.2f}% (bound {100 * bound:.2f}%)")
+assert abs(error) <= bound, (error, bound)
 PY
   name=measured/$(basename "$trace" .json)
-  grep -q "^$name .*\[measured: cpu" <<<"$models" || fail "sparsefuse models does not list $name as measured"
+  grep -Eq "^$name .*\[measured: (cpu|cuda) " <<<"$models" || fail "sparsefuse models does not list $name as measured"
 done
 [[ $shipped -ge 4 ]] || fail "expected at least 4 shipped traces under traces/measured, found $shipped"
 
