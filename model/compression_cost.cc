@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "common/embedded_json.h"
+#include "model/gpu_devices.h"
 #include "policy/seed/seed_cost.h"
 
 namespace sparsefuse::model {
@@ -39,6 +41,16 @@ double CostCurve::time_us(int64_t elements, double density) const {
   auto lo = std::prev(hi);
   double f = (density - lo->first) / (hi->first - lo->first);
   return (1 - f) * at_density(lo->second, double(elements)) + f * at_density(hi->second, double(elements));
+}
+
+CostCurve CostCurve::scaled_above_floor(double factor) const {
+  CostCurve scaled;
+  for (const auto& [density, points] : by_density_) {
+    const double floor = points.front().second;  // sorted by size: the smallest call
+    auto& out = scaled.by_density_[density];
+    for (const auto& [n, us] : points) out.emplace_back(n, floor + (us - floor) * factor);
+  }
+  return scaled;
 }
 
 CompressionConfig CompressionConfig::parse(const JsonNode& node) {
@@ -127,9 +139,12 @@ static Json load_profile_document(const std::string& name, const std::string& ba
 CompressionCost::CompressionCost(const CompressionConfig& config, const std::string& base_dir,
                                  const std::string& scenario_file)
     : config_(config), unpack_bytes_per_ns_(config.gpu_memory_gbytes_per_s), scenario_file_(scenario_file) {
+  constexpr std::string_view kEstimate = "estimate:";
   if (config.profile == "seed-8node") {
     seed_tables_ = true;
     gpu_source_ = "seed-8node (the seed code's tables)";
+  } else if (config.profile.rfind(kEstimate, 0) == 0) {
+    load_estimate(config.profile.substr(kEstimate.size()), base_dir);
   } else {
     std::string file;
     double measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file, gpu_);
@@ -144,6 +159,28 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
   if (builtin || !config.cpu_profile.empty()) {
     load_profile_curves(load_profile_document(cpu_name, base_dir, cpu_source_), cpu_source_, cpu_);
   }
+}
+
+// A GPU without a measured profile: the reference device's measured curves
+// with their bandwidth-bound part scaled by the ratio of peak memory
+// bandwidths (the same kernels reaching the same fraction of peak), the
+// measured unpack throughput likewise.
+void CompressionCost::load_estimate(const std::string& gpu, const std::string& base_dir) {
+  const GpuDevice* target = find_gpu_device(gpu);
+  if (!target) {
+    throw InputError(scenario_file_, "/compression/profile",
+                     fmt::format("estimate:{} names no known GPU; expected one of {}", gpu, gpu_device_names()));
+  }
+  const GpuDevice& ref = estimate_reference_device();
+  std::string file;
+  std::map<Sparsifier, CostCurve> measured;
+  const double unpack = load_profile_curves(load_profile_document(ref.measured_profile, base_dir, file), file, measured);
+  const double factor = ref.memory_gbytes_per_s / target->memory_gbytes_per_s;
+  for (const auto& [s, curve] : measured) gpu_[s] = curve.scaled_above_floor(factor);
+  if (unpack > 0) unpack_bytes_per_ns_ = unpack / factor;
+  gpu_source_ = fmt::format("estimate for {} ({}, {:g} GB/s): {} scaled by {:g}/{:g} above each curve's smallest call",
+                            target->name, target->description, target->memory_gbytes_per_s, file,
+                            ref.memory_gbytes_per_s, target->memory_gbytes_per_s);
 }
 
 // The seed tables exist for top-k, DGC, RedSync, random-k and SIDCo-exp.

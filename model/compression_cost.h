@@ -2,7 +2,8 @@
 // sparsifier, a CPU curve for offloaded compression, error-feedback memory
 // traffic, and decompression. Curves come from a hardware profile measured by
 // `sparsefuse profile-kernels` (profiles/*.json, "sparsefuse-profile/1"), or
-// from the seed code's "8 nodes" tables (profile "seed-8node", docs/seed-systems.md#the-seed-cost-tables).
+// from the seed code's "8 nodes" tables (profile "seed-8node", docs/seed-systems.md#the-seed-cost-tables),
+// or estimated for a GPU from a measured one ("estimate:GPU", model/gpu_devices.h).
 #pragma once
 
 #include <map>
@@ -24,6 +25,10 @@ class CostCurve {
   // linear in density between the two nearest measured densities (clamped).
   double time_us(int64_t elements, double density) const;
   bool empty() const { return by_density_.empty(); }
+  // The curve on a device FACTOR times slower per byte: at each density the
+  // smallest-size time (launches and synchronisation, which memory bandwidth
+  // does not set) stays, the rest is multiplied by FACTOR.
+  CostCurve scaled_above_floor(double factor) const;
 
  private:
   std::map<double, std::vector<std::pair<double, double>>> by_density_;  // density -> (elements, us) sorted
@@ -33,7 +38,8 @@ class CostCurve {
 struct CompressionConfig {
   double density = 0.01;       // default for sparse presets (scheme knobs override)
   std::string sparsifier;      // "" = each preset's own default
-  std::string profile = "seed-8node";  // or a profile file path
+  std::string profile = "seed-8node";  // or a profile file path, or "estimate:GPU"; the scenario
+                                       // defaults it from topology.gpu (model/gpu_devices.h)
   std::string cpu_profile;             // profile file with CPU curves ("" = built-in measured CPU profile)
   double gpu_memory_gbytes_per_s = 900;  // EF traffic and decompression when the profile has no unpack curve
   double pcie_gbytes_per_s = 12;         // device<->host copies of offloaded compression
@@ -67,6 +73,8 @@ class CompressionCost {
   double unpack_bytes_per_ns_;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;
+
+  void load_estimate(const std::string& gpu, const std::string& base_dir);
 };
 
 // Reads the "compression" curves of a profile file into CURVES; returns the

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "model/gpu_devices.h"
 #include "model/seed_network.h"
 
 namespace sparsefuse::model {
@@ -188,6 +189,16 @@ Scenario parse_scenario(const Json& document, const std::string& file) {
                               ">= {} (or fewer workers)",
                               s.topology->radix, s.topology->nodes * s.topology->nics_per_node,
                               s.topology->oversubscription, needed));
+      }
+    }
+    // A named GPU sets the compression costs unless the scenario names a profile.
+    if (!s.topology->gpu.empty()) {
+      if (!find_gpu_device(s.topology->gpu)) {
+        topology->child("gpu").fail(fmt::format("unknown GPU \"{}\"; expected one of {}", s.topology->gpu,
+                                                gpu_device_names()));
+      }
+      if (!(compression && compression->has("profile"))) {
+        s.compression.profile = default_compression_profile(s.topology->gpu);
       }
     }
     // A topology implies NCCL's model (seed-8node: the seed table) unless the scenario names another.

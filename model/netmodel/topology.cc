@@ -69,6 +69,7 @@ const std::vector<PresetEntry>& presets() {
     std::vector<PresetEntry> t;
     TopologyConfig dgx;
     dgx.preset = "dgx-h200-ib400";
+    dgx.gpu = "h200";
     dgx.gpus_per_node = 8;
     dgx.intra = IntraKind::kNVSwitch;
     dgx.intra_gbps = 3600;  // NVLink 4: 900 GB/s per GPU both ways = 450 GB/s per direction
@@ -196,6 +197,7 @@ Json TopologyConfig::to_json() const {
               {"latency_ns", fabric_latency_ns}}},
             {"placement", placement == Placement::kPacked ? "packed" : "spread"}};
   if (!preset.empty()) j["preset"] = preset;
+  if (!gpu.empty()) j["gpu"] = gpu;
   return j;
 }
 
@@ -247,7 +249,7 @@ TopologyConfig topology_preset(const std::string& name) {
 }
 
 TopologyConfig parse_topology(const JsonNode& node) {
-  node.check_keys({"preset", "nodes", "gpus_per_node", "intra", "nic", "fabric", "placement"});
+  node.check_keys({"preset", "gpu", "nodes", "gpus_per_node", "intra", "nic", "fabric", "placement"});
   // Start from the preset (or the defaults) and lay the given keys over it,
   // nested objects key by key; then validate the result. Pointers are the
   // same in both documents, so errors still point into the user's file.
@@ -269,6 +271,7 @@ TopologyConfig parse_topology(const JsonNode& node) {
 
   TopologyConfig c;
   c.preset = base.preset;
+  if (m.has("gpu")) c.gpu = m.child("gpu").as_string();  // the scenario checks the name (model/gpu_devices.h)
   c.nodes = int(m.child("nodes").as_int(1, 1 << 20));
   c.gpus_per_node = int(m.child("gpus_per_node").as_int(1, 1024));
   if (int64_t(c.nodes) * c.gpus_per_node > (1 << 22)) {

@@ -40,6 +40,7 @@ Transport transport_defaults(TransportKind kind);
 
 struct TopologyConfig {
   std::string preset;  // informational: the preset it started from, if any
+  std::string gpu;     // the GPU model ("h200"; model/gpu_devices.h), "" = unnamed: sets the compression costs
   int nodes = 1;
   int gpus_per_node = 1;
 

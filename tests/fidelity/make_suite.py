@@ -97,7 +97,7 @@ def nccl_cases():
     h = refs['nccl_allreduce_dgx_h100_1node_default_algo']
     coll_case('nccl_h100_1node_8gpu', h['id'], 'nccl-tests', 8,
               [{'bytes': v['size_B'], 'measured_us': v['oop_time_us']} for v in h['values']],
-              scenario('nccl_h100_1node_8gpu', '1 node x 8 H100, NVLink4 + NVSwitch (dgx-h200-ib400 node), one allreduce', dgx, workers=8),
+              scenario('nccl_h100_1node_8gpu', '1 node x 8 H100, NVLink4 + NVSwitch (dgx-h200-ib400 node), one allreduce', {**dgx, 'gpu': 'h100'}, workers=8),
               'NVLS (kNvlsEfficiency, kNvlsLatencyUs: fitted on this table at >= 4 MiB)', 'NCCL default algorithm: NVLS from a few MiB')
     # 1 node x 8 H200: busbw -> time = size / (busbw * n / (2(n-1)))
     r = refs['nccl_allreduce_8xh200_1node_nccltests_vs_torch']
@@ -106,13 +106,13 @@ def nccl_cases():
               scenario('nccl_h200_1node_8gpu', '1 node x 8 H200, NVLink4 + NVSwitch, one allreduce', dgx, workers=8),
               'nothing: held out from the NVLS fit (same NVLink4 NVSwitch node as the H100 table)', 'time from busbw (nccl-tests column) as size / (busbw * 8/14); NVLS from 2 MiB')
     two = [('nccl_a100_p4de_2node_efa400', 'nccl_allreduce_2node_aws_p4de_a100_efa400', 16,
-            {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 2400, **no_nvls}, 'nic': {'per_node': 4, 'bandwidth_gbps': 100, **efa}},
+            {'preset': 'dgx-h200-ib400', 'gpu': 'a100-80gb', 'intra': {'bandwidth_gbps': 2400, **no_nvls}, 'nic': {'per_node': 4, 'bandwidth_gbps': 100, **efa}},
             '2 x p4de: 8 A100 (NVLink3 300 GB/s per direction) + 4 x 100 Gb/s EFA per node', 'NCCL tree puts half the traffic on NVLink at 2 nodes'),
            ('nccl_h100_p5_2node_efa3200', 'nccl_allreduce_2node_aws_p5_h100_efa3200', 16,
-            {'preset': 'dgx-h200-ib400', 'nic': {'per_node': 8, 'bandwidth_gbps': 400, **efa}},
+            {'preset': 'dgx-h200-ib400', 'gpu': 'h100', 'nic': {'per_node': 8, 'bandwidth_gbps': 400, **efa}},
             '2 x p5: 8 H100 + 32 x 100 Gb/s EFA per node (as 8 x 400 Gb/s, one per GPU)', 'NVLSTree/Tree at 2 nodes (NVLSTree not modelled); EFA transport'),
            ('nccl_h100_a3mega_2node_tcpxo', 'nccl_allreduce_2node_gcp_a3mega_h100', 16,
-            {'preset': 'dgx-h200-ib400', 'nic': {'per_node': 8, 'bandwidth_gbps': 200}},
+            {'preset': 'dgx-h200-ib400', 'gpu': 'h100', 'nic': {'per_node': 8, 'bandwidth_gbps': 200}},
             '2 x GCP A3 Mega: 8 H100 + 8 x 200 Gb/s GPUDirect-TCPXO NICs per node', 'TCP-offload transport (a NIC-offloaded plugin, not kernel sockets): modelled with the default rdma transport')]
     fitted = {'nccl_h100_p5_2node_efa3200': 'the efa message latency (22 us: the 8 B - 1 KiB times)'}
     for cid, mid, workers, topo, desc, note in two:
@@ -121,10 +121,10 @@ def nccl_cases():
     r = refs['nccl_allreduce_3node_a100_4xhdr200_partial']
     coll_case('nccl_a100_3node_hdr200x4', r['id'], 'nccl-tests', 24, [{'bytes': v['size_B'], 'measured_us': v['time_us']} for v in r['values']],
               scenario('nccl_a100_3node_hdr200x4', '3 nodes x 8 A100-SXM4 + 4 x 200 Gb/s HDR IB per node, one allreduce',
-                       {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 2400, **no_nvls}, 'nic': {'per_node': 4, 'bandwidth_gbps': 200}}, workers=24),
+                       {'preset': 'dgx-h200-ib400', 'gpu': 'a100-40gb', 'intra': {'bandwidth_gbps': 2400, **no_nvls}, 'nic': {'per_node': 4, 'bandwidth_gbps': 200}}, workers=24),
               'the rdma transport efficiency (0.96 = measured bus bandwidth over the NICs\' line rate)', 'three sizes near 128 MB (linear step sweep)')
     r = refs['nccl_allreduce_p3dn_v100_efa_small_msg_latency_2_4_8_nodes']
-    topo = {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 1200, **no_nvls}, 'nic': {'per_node': 1, 'bandwidth_gbps': 100, **efa}}
+    topo = {'preset': 'dgx-h200-ib400', 'gpu': 'v100', 'intra': {'bandwidth_gbps': 1200, **no_nvls}, 'nic': {'per_node': 1, 'bandwidth_gbps': 100, **efa}}
     scen = scenario('nccl_v100_p3dn_efa100', 'p3dn: 8 V100 (NVLink2 hybrid cube-mesh, approximated as a 150 GB/s-per-direction switch) + 1 x 100 Gb/s EFA per node, one allreduce', topo, workers=16)
     for n in (2, 4, 8):
         coll_case(f'nccl_v100_p3dn_efa100_{n}node', r['id'], 'nccl-tests', 8 * n,
@@ -134,7 +134,7 @@ def nccl_cases():
     coll_case('torch_b200_4node_efa', r['id'], 'nccl-tests', 32,
               [{'bytes': v['size_B'], 'measured_us': round(v['size_B'] / (v['busbw'] * 32 / 62) / 1e3, 3)} for v in r['values']],
               scenario('torch_b200_4node_efa', '4 nodes x 8 B200 (NVLink5 900 GB/s per direction) + 8 x 400 Gb/s EFA per node, one allreduce',
-                       {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 7200}, 'nic': efa}, workers=32),
+                       {'preset': 'dgx-h200-ib400', 'gpu': 'b200', 'intra': {'bandwidth_gbps': 7200}, 'nic': efa}, workers=32),
               'the efa transport efficiency (0.94: bus bandwidth at >= 1 GiB over the NICs\' line rate)', 'torch.distributed all_reduce timing, not nccl-tests; time from busbw as size / (busbw * 32/62)')
 
 
@@ -190,7 +190,7 @@ def dle_and_horovod_cases():
     one = {x['system'] + str(x['gpus']): x for x in d['values']}
     eff = one['DGX-1 V100 16GB8']['fp32'] / (8 * one['DGX-1 V100 16GB1']['fp32'])
     # V100 NVLink has no NVSwitch multicast (no NVLS).
-    dgx1 = {'preset': 'dgx-h200-ib400', 'intra': {'bandwidth_gbps': 1200, 'nvls': False}, 'nic': {'per_node': 4, 'bandwidth_gbps': 100}}
+    dgx1 = {'preset': 'dgx-h200-ib400', 'gpu': 'v100', 'intra': {'bandwidth_gbps': 1200, 'nvls': False}, 'nic': {'per_node': 4, 'bandwidth_gbps': 100}}
     compute = {'variability': {'node_speed_factors': [V100]}}
     s = scenario('dle_resnet50_dgx1v_fp32', 'DGX-1 V100 16GB, ResNet-50 FP32 batch 112, DDP; NVLink cube-mesh approximated as a 150 GB/s-per-direction switch; V100 compute at 15.7 TFLOP/s x 0.5 against the trace\'s 100 (node_speed_factors)',
                  dgx1, None, 'resnet50', 112, compute, workers=8)
@@ -203,7 +203,7 @@ def dle_and_horovod_cases():
     s = scenario('dle_bert_large_squad_dgx1v_fp32', 'DGX-1 V100 16GB, BERT-large SQuAD fine-tuning FP32 batch 4 seq 384, DDP; compute as for ResNet-50', dgx1, None, 'bert-large', 4, compute, workers=8)
     scaling_case('dle_bert_large_squad_dgx1v_fp32', 'dle_bert_large_pytorch_v100_throughput', 'scaling_efficiency', s, bert_points(bert['finetune_squad_seq384_DGX1_16G']),
                  'n-GPU throughput / (n x 1-GPU throughput), FP32 batch 4, no gradient accumulation')
-    dgx2 = {'preset': 'dgx-h200-ib400', 'gpus_per_node': 16, 'intra': {'bandwidth_gbps': 1200, 'nvls': False}}
+    dgx2 = {'preset': 'dgx-h200-ib400', 'gpu': 'v100', 'gpus_per_node': 16, 'intra': {'bandwidth_gbps': 1200, 'nvls': False}}
     s = scenario('dle_bert_large_squad_dgx2_fp32', 'DGX-2 (16 V100 on NVSwitch, 150 GB/s per direction), BERT-large SQuAD FP32 batch 4, DDP', dgx2, None, 'bert-large', 4, compute, workers=16)
     scaling_case('dle_bert_large_squad_dgx2_fp32', 'dle_bert_large_pytorch_v100_throughput', 'scaling_efficiency', s, bert_points(bert['finetune_squad_seq384_DGX2']),
                  'n-GPU throughput / (n x 1-GPU throughput), FP32 batch 4')
@@ -211,7 +211,7 @@ def dle_and_horovod_cases():
     P100 = 9.3 * 0.5 / 100
     # The Horovod paper's servers are joined by RoCE-capable 25 Gb/s Ethernet: RDMA, not kernel TCP.
     s = scenario('horovod_vgg16_512gpu_25gbe', '128 servers x 4 Pascal GPUs (P100 PCIe: 9.3 TFLOP/s x 0.5), PCIe Gen3 inside, one 25 Gb/s RoCE NIC per server; VGG-16 batch 64, Horovod',
-                 {'preset': 'ethernet-25g', 'gpus_per_node': 4, 'intra': {'kind': 'pcie', 'bandwidth_gbps': 126}, 'nic': {'transport': {'kind': 'rdma'}}}, None, 'vgg16', 64,
+                 {'preset': 'ethernet-25g', 'gpu': 'p100', 'gpus_per_node': 4, 'intra': {'kind': 'pcie', 'bandwidth_gbps': 126}, 'nic': {'transport': {'kind': 'rdma'}}}, None, 'vgg16', 64,
                  {'variability': {'node_speed_factors': [P100]}}, workers=512)
     scaling_case('horovod_vgg16_512gpu_25gbe', hv['id'], 'scaling_efficiency', s,
                  [{'scheme': 'horovod', 'workers': 512, 'measured': [x for x in hv['values'] if x['model'] == 'VGG-16'][0]['scaling_efficiency']}],

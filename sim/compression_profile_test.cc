@@ -1,0 +1,95 @@
+// Which compression profile a scenario gets (topology.gpu, issue: costs follow
+// the hardware), the bandwidth-scaled estimate for unmeasured GPUs, and what a
+// result says it used.
+#include <gtest/gtest.h>
+
+#include "model/compression_cost.h"
+#include "model/gpu_devices.h"
+#include "model/scenario.h"
+#include "sim/simulator.h"
+
+namespace sparsefuse::sim {
+namespace {
+
+using policy::Sparsifier;
+
+Json on_topology(Json topology) {
+  return {{"model", "resnet50"}, {"workers", 8}, {"scheme", "topk-layerwise"}, {"iterations", 2},
+          {"warmup_iterations", 1}, {"topology", std::move(topology)}};
+}
+
+std::string profile_of(const Json& doc) { return model::parse_scenario(doc, "s.json").compression.profile; }
+
+TEST(CompressionProfile, TheTopologysGpuChoosesIt) {
+  EXPECT_EQ(profile_of(on_topology({{"preset", "dgx-h200-ib400"}})), "estimate:h200");
+  EXPECT_EQ(profile_of(on_topology({{"preset", "dgx-h200-ib400"}, {"gpu", "h100"}})), "h100-80gb-hbm3");
+  EXPECT_EQ(profile_of(on_topology({{"preset", "ib-56g"}, {"gpu", "v100"}})), "estimate:v100");
+  // No GPU named (a generic preset, or no topology): the seed papers' tables.
+  EXPECT_EQ(profile_of(on_topology({{"preset", "ib-56g"}})), "seed-8node");
+  Json flat = on_topology({});
+  flat.erase("topology");
+  EXPECT_EQ(profile_of(flat), "seed-8node");
+  // A profile the scenario names wins.
+  Json named = on_topology({{"preset", "dgx-h200-ib400"}});
+  named["compression"] = {{"profile", "seed-8node"}};
+  EXPECT_EQ(profile_of(named), "seed-8node");
+}
+
+TEST(CompressionProfile, AnUnknownGpuNamesTheKeyAndTheChoices) {
+  try {
+    model::parse_scenario(on_topology({{"preset", "ib-56g"}, {"gpu", "h300"}}), "s.json");
+    FAIL() << "accepted gpu h300";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("s.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("/topology/gpu"), std::string::npos) << what;
+    EXPECT_NE(what.find("unknown GPU \"h300\"; expected one of h100, h200"), std::string::npos) << what;
+  }
+  Json doc = on_topology({{"preset", "ib-56g"}});
+  doc["compression"] = {{"profile", "estimate:h300"}};
+  EXPECT_THROW(model::CompressionCost(model::parse_scenario(doc, "s.json").compression, "", "s.json"), InputError);
+}
+
+// Hand-computed: the smallest call stays, the rest scales.
+TEST(CompressionProfile, ScalingKeepsTheSmallestCall) {
+  model::CostCurve c;
+  c.add(1000, 0.01, 10);
+  c.add(1'000'000, 0.01, 110);
+  c.add(1000, 0.1, 20);
+  c.add(1'000'000, 0.1, 420);
+  const model::CostCurve half = c.scaled_above_floor(0.5);
+  EXPECT_DOUBLE_EQ(half.time_us(1000, 0.01), 10);
+  EXPECT_DOUBLE_EQ(half.time_us(1'000'000, 0.01), 60);   // 10 + 100 / 2
+  EXPECT_DOUBLE_EQ(half.time_us(1'000'000, 0.1), 220);   // 20 + 400 / 2
+  EXPECT_DOUBLE_EQ(half.time_us(100, 0.1), 20);          // clamped below the smallest size
+}
+
+TEST(CompressionProfile, EstimatesFollowMemoryBandwidth) {
+  model::CompressionConfig measured, h200, v100;
+  measured.profile = "h100-80gb-hbm3";
+  h200.profile = "estimate:h200";
+  v100.profile = "estimate:v100";
+  const model::CompressionCost m(measured, "", "s.json"), fast(h200, "", "s.json"), slow(v100, "", "s.json");
+  const int64_t n = 25'557'032;  // ResNet-50's gradients in one buffer
+  const TimeNs t = m.gpu_ns(Sparsifier::kTopk, n, 0.01);
+  EXPECT_LT(fast.gpu_ns(Sparsifier::kTopk, n, 0.01), t);
+  EXPECT_GT(slow.gpu_ns(Sparsifier::kTopk, n, 0.01), t);
+  // Far above the fixed cost the ratio approaches the bandwidth ratio 3350 / 900.
+  const double big = 5e8;
+  const double ratio = double(slow.gpu_ns(Sparsifier::kTopk, int64_t(big), 0.001)) /
+                       double(m.gpu_ns(Sparsifier::kTopk, int64_t(big), 0.001));
+  EXPECT_NEAR(ratio, 3350.0 / 900.0, 0.1);
+  // Tiny tensors cost the measured fixed cost on every GPU.
+  EXPECT_EQ(slow.gpu_ns(Sparsifier::kTopk, 1000, 0.01), m.gpu_ns(Sparsifier::kTopk, 1000, 0.01));
+  EXPECT_NE(slow.gpu_source().find("estimate for v100"), std::string::npos) << slow.gpu_source();
+  EXPECT_NE(slow.gpu_source().find("profiles/h100-80gb-hbm3.json"), std::string::npos) << slow.gpu_source();
+}
+
+TEST(CompressionProfile, TheResultSaysWhichProfileItUsed) {
+  const model::Scenario s = model::parse_scenario(on_topology({{"preset", "dgx-h200-ib400"}}), "s.json");
+  const model::RunResult r = simulate(s);
+  EXPECT_NE(r.compression_costs.find("estimate for h200"), std::string::npos) << r.compression_costs;
+}
+
+}  // namespace
+}  // namespace sparsefuse::sim
