@@ -2,12 +2,13 @@
 
 namespace sparsefuse::model {
 
-// Peak memory bandwidths from NVIDIA's datasheets. Only the H100 has been
-// measured (profiles/h100-80gb-hbm3.json, one lent H100, 2026-11-26).
+// Peak memory bandwidths from NVIDIA's datasheets. Measured: the H100 and the
+// H200 (profiles/h100-80gb-hbm3.json, profiles/h200-141gb-hbm3e.json: one lent
+// machine each, 2026-11-26).
 const std::vector<GpuDevice>& gpu_devices() {
   static const std::vector<GpuDevice> table = {
       {"h100", "H100 SXM5 80 GB HBM3", 3350, "h100-80gb-hbm3"},
-      {"h200", "H200 SXM 141 GB HBM3e", 4800, ""},
+      {"h200", "H200 SXM 141 GB HBM3e", 4800, "h200-141gb-hbm3e"},
       {"b200", "B200 HBM3e", 8000, ""},
       {"a100-80gb", "A100 SXM4 80 GB HBM2e", 2039, ""},
       {"a100-40gb", "A100 SXM4 40 GB HBM2", 1555, ""},
