@@ -43,8 +43,20 @@ with_grad = [x["name"] for x in t["tensors"] if x.get("has_grad", True)]
 assert with_grad[0].startswith("head.") and with_grad[-1] == "embed.weight", names
 assert names[:2] == ["unused.bias", "unused.weight"] and ready[:2] == [0, 0], names
 assert t["iteration_ns"] > 0 and all(x["ready_spread_ns"] >= 0 for x in t["tensors"] if "ready_spread_ns" in x)
+# The hooks' cost: 5 more iterations without hooks (the default), their medians partition their iteration.
+bare = p["unhooked"]
+assert bare["iterations"] == 5, bare
+assert bare["iteration_ns"] > 0 and bare["forward_ns"] > 0 and bare["backward_ns"] > 0, bare
+expected = t["iteration_ns"] / bare["iteration_ns"] - 1
+assert abs(bare["hook_overhead"] - expected) < 1e-9, (bare, expected)
 PY
 grep -q "^wrote " "$tmp/tiny.log" || fail "no summary line 'wrote' in: $(cat "$tmp/tiny.log")"
+grep -Eq "^hooks       cost [+-][0-9.]+%: the median iteration without them is" "$tmp/tiny.log" ||
+  fail "no summary line 'hooks' in: $(cat "$tmp/tiny.log")"
+"$sf" profile-model --model "$tiny:make" --input 16:int64:100 --input 32 --batch 16 --iterations 3 --warmup 1 \
+  --unhooked-iterations 0 --out "$tmp/nohooks.json" >/dev/null 2>&1 || fail "profile-model --unhooked-iterations 0"
+[[ $(field "$tmp/nohooks.json" '"unhooked" in r["provenance"]') == False ]] ||
+  fail "--unhooked-iterations 0 still ran unhooked iterations"
 
 # One simulated worker replays forward + backward + optimizer exactly. Against
 # the measured median iteration the bound is loose: the trace holds each

@@ -57,6 +57,9 @@ def parser():
                    help="image side in pixels (default 224; 32 for resnet50-cifar100)")
     p.add_argument("--iterations", type=positive("--iterations"), default=10, help="measured iterations (10)")
     p.add_argument("--warmup", type=positive("--warmup", 0), default=2, help="warm-up iterations, not recorded (2)")
+    p.add_argument("--unhooked-iterations", type=positive("--unhooked-iterations", 0), default=5,
+                   help="iterations run after the measured ones with every hook removed, to measure what the "
+                        "hooks cost (5; 0: none); recorded in the provenance, not used in the trace")
     p.add_argument("--threads", type=positive("--threads"), default=1,
                    help="torch.set_num_threads (default 1; recorded in the trace)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cpu (monotonic clock) or cuda (events)")
@@ -120,7 +123,8 @@ def measure(torch, args, command, workload, device_name, clock):
         raise InputError(f"--model {args.model}: expected float32 parameters (the only gradient type the "
                          "simulator models)")
     optimizer, optimizer_name = _optimizer(torch, workload.optimizer, trainable)
-    iterations = profiler.profile(workload, optimizer, clock, args.warmup, args.iterations)
+    iterations, bare = profiler.profile(workload, optimizer, clock, args.warmup, args.iterations,
+                                        getattr(args, "unhooked_iterations", 0))
     _, owner_index = profiler.parameter_owners(workload.model, [p for _, p in named])
     names = [n for n, _ in named]
     order, _ = tracefile.measured_order(names, iterations)
@@ -158,6 +162,8 @@ def measure(torch, args, command, workload, device_name, clock):
     }
     if args.note:
         provenance["note"] = args.note
+    if bare:
+        provenance["unhooked"] = tracefile.unhooked_summary(bare, iterations)
     trace = tracefile.build(workload, names, [tuple(p.shape) for _, p in named], owner_index, iterations,
                             provenance, args.batch)
     return trace, names, order, moved
@@ -206,6 +212,11 @@ def run(args, argv):
     print(f"phases      forward {_ms(trace['forward_ns'])}  backward {_ms(trace['backward_ns'])}  "
           f"optimizer {_ms(trace['optimizer_ns'])} (medians); sum {_ms(phases)}, "
           f"{100 * (phases / trace['iteration_ns'] - 1):+.2f}% against the median iteration")
+    if "unhooked" in provenance:
+        bare = provenance["unhooked"]
+        print(f"hooks       cost {100 * bare['hook_overhead']:+.1f}%: the median iteration without them is "
+              f"{_ms(bare['iteration_ns'])} over {bare['iterations']} iterations (forward "
+              f"{_ms(bare['forward_ns'])}, backward {_ms(bare['backward_ns'])})")
     print(f"ready       per-tensor IQR median {_ms(sorted(spreads)[len(spreads) // 2])}, max {_ms(max(spreads))}")
     if moved:
         first = ", ".join(names[order[k]] for k in moved[:3])

@@ -94,36 +94,48 @@ def _first_forward(workload, inputs):
                          f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
 
 
-def profile(workload, optimizer, clock, warmup, iterations):
-    """Returns the measured iterations (warm-up ones are run and dropped)."""
+def _iteration(workload, optimizer, clock, first):
+    """One training iteration; returns its four phase marks."""
+    inputs = workload.next_inputs()  # a user's next batch: not timed, as the simulator has no data loading
+    start = clock.mark()
+    optimizer.zero_grad(set_to_none=True)
+    loss = _first_forward(workload, inputs) if first else workload.loss(workload.model(*inputs))
+    backward_start = clock.mark()
+    loss.backward()
+    backward_end = clock.mark()
+    optimizer.step()
+    end = clock.mark()
+    clock.finish()
+    return start, backward_start, backward_end, end
+
+
+def _phases(clock, marks):
+    start, backward_start, backward_end, end = marks
+    return clock.ns(start, backward_start), clock.ns(backward_start, backward_end), clock.ns(backward_end, end)
+
+
+def profile(workload, optimizer, clock, warmup, iterations, unhooked=0):
+    """Returns the measured iterations (warm-up ones are run and dropped) and,
+    when UNHOOKED > 0, that many more iterations' (forward, backward,
+    optimizer) times with every hook removed: what the hooks cost."""
     model, params = workload.model, [p for _, p in workload.model.named_parameters()]
     owners, _ = parameter_owners(model, params)
-    marks = {}
-    # Held until the function returns: the hooks live as long as their nodes.
-    accumulators = hooks.on_gradient_ready(params, lambda index: marks.__setitem__(index, clock.mark()))
+    ready_marks = {}
+    grad_hooks = hooks.on_gradient_ready(params, lambda index: ready_marks.__setitem__(index, clock.mark()))
     timer = _ForwardTimer(clock, owners)
     model.train()
     measured = []
     try:
         for it in range(warmup + iterations):
-            marks.clear()
+            ready_marks.clear()
             timer.reset()
-            inputs = workload.next_inputs()  # a user's next batch: not timed, as the simulator has no data loading
-            start = clock.mark()
-            optimizer.zero_grad(set_to_none=True)
-            loss = _first_forward(workload, inputs) if it == 0 else workload.loss(model(*inputs))
-            backward_start = clock.mark()
-            loss.backward()
-            backward_end = clock.mark()
-            optimizer.step()
-            end = clock.mark()
-            clock.finish()
+            marks = _iteration(workload, optimizer, clock, it == 0)
             if it < warmup:
                 continue
-            ready = {i: clock.ns(backward_start, t) for i, t in marks.items()}
-            measured.append(Iteration(clock.ns(start, backward_start), clock.ns(backward_start, backward_end),
-                                      clock.ns(backward_end, end), ready, timer.exclusive()))
+            ready = {i: clock.ns(marks[1], t) for i, t in ready_marks.items()}
+            measured.append(Iteration(*_phases(clock, marks), ready, timer.exclusive()))
     finally:
         timer.remove()
-    del accumulators
-    return measured
+        grad_hooks.remove()
+    bare = [_phases(clock, _iteration(workload, optimizer, clock, False)) for _ in range(unhooked)]
+    return measured, bare

@@ -62,6 +62,22 @@ def order_differences(order):
     return [k for k in range(len(order)) if order[k] != reverse[k]]
 
 
+def unhooked_summary(bare, hooked):
+    """Medians of the iterations run without hooks (BARE: (forward, backward,
+    optimizer) tuples) and the hooks' cost: the hooked median iteration over
+    the unhooked one, minus 1."""
+    totals = [sum(b) for b in bare]
+    iteration = median_ns(totals)
+    return {
+        "iterations": len(bare),
+        "forward_ns": median_ns([b[0] for b in bare]),
+        "backward_ns": median_ns([b[1] for b in bare]),
+        "optimizer_ns": median_ns([b[2] for b in bare]),
+        "iteration_ns": iteration,
+        "hook_overhead": median_ns([it.total for it in hooked]) / iteration - 1 if iteration else 0.0,
+    }
+
+
 def build(workload, names, shapes, owner_index, iterations, provenance, batch):
     with_grad, without = measured_order(names, iterations)
     listed = list(with_grad)
