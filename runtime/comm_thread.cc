@@ -40,10 +40,17 @@ void CommThread::wait_for(uint64_t ticket, std::chrono::milliseconds timeout) {
   bool done = idle_.wait_for(lock, timeout, [&] { return error_ || completed_ >= ticket; });
   if (error_) std::rethrow_exception(error_);
   if (!done) {
-    throw CommTimeout(fmt::format("{} did not complete within {:g} s ({} more queued): a peer died, hangs, or "
-                                  "flushed a different bucket sequence",
-                                  running_, double(timeout.count()) / 1000.0, queue_.size()));
+    std::string message = fmt::format("{} did not complete within {:g} s ({} more queued): a peer died, hangs, or "
+                                      "flushed a different bucket sequence",
+                                      running_, double(timeout.count()) / 1000.0, queue_.size());
+    if (watch_) message += ". Peers: " + watch_->describe_peers();
+    throw CommTimeout(message);
   }
+}
+
+void CommThread::set_peer_watch(PeerWatch* watch) {
+  std::lock_guard lock(mutex_);
+  watch_ = watch;
 }
 
 void CommThread::drain(std::chrono::milliseconds timeout) {
@@ -86,6 +93,7 @@ void CommThread::loop(Factory factory) {
         continue;
       }
       running_ = entry.what;
+      if (watch_) watch_->job_started(completed_ + 1, running_);
     }
     try {
       entry.job(*comm);

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "runtime/communicator.h"
+#include "runtime/peer_watch.h"
 
 namespace sparsefuse::runtime {
 
@@ -58,6 +59,9 @@ class CommThread {
   void wait_for(uint64_t ticket, std::chrono::milliseconds timeout);
   // wait_for the last job submitted.
   void drain(std::chrono::milliseconds timeout);
+  // Records every job it starts in WATCH (which must outlive this thread's
+  // jobs) and names the peers' state in timeout messages.
+  void set_peer_watch(PeerWatch* watch);
 
  private:
   struct Entry {
@@ -72,6 +76,7 @@ class CommThread {
   std::string running_;  // the job being executed ("" when idle)
   std::exception_ptr error_;
   uint64_t submitted_ = 0, completed_ = 0;  // jobs queued and jobs run (or skipped) so far
+  PeerWatch* watch_ = nullptr;
   bool ready_ = false, stop_ = false;
   int rank_ = 0, size_ = 1;
   std::thread thread_;

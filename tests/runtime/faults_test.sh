@@ -62,10 +62,13 @@ signal_rank1 KILL killed
 [[ $status -ne 0 && $status -ne 124 ]] || fail "rank 1 killed: status $status (124: the job hung until timeout(1) ended it)"
 expect "$tmp/killed.log" 0 0 "process rank 1 with PID [0-9]+ on node .* exited on signal 9 \(Killed\)" "rank 1 killed"
 
-# Rank 1 stopped: rank 0's collective times out after --timeout and it ends the job with status 1.
+# Rank 1 stopped: rank 0's collective times out after --timeout, names the
+# stopped peer from its missing heartbeat (runtime/peer_watch.h) and ends the
+# job with status 1.
 signal_rank1 STOP stopped
 expect "$tmp/stopped.log" $status 1 \
-  "sparsefuse run: rank 0: error: .* did not complete within 2 s \(.*\): a peer died, hangs" "rank 1 stopped"
+  "sparsefuse run: rank 0: error: .* did not complete within 2 s \(.*\): a peer died, hangs.*Peers: rank 1 \(pid [0-9]+\) is not running: no heartbeat for [0-9.]+ s \(stopped, or its machine froze\); its last job \(#[0-9]+, " \
+  "rank 1 stopped"
 
 # Rank 1 a thousand times slower than rank 0 (0.4 s of backward per
 # iteration against 0.4 ms): the run completes, rank 0 waiting for it.
@@ -75,7 +78,9 @@ expect "$tmp/slow.log" $? 0 "^wrote $tmp/slow/result.json" "a slow rank within -
 # Beyond --timeout (4 s of backward per iteration, 1 s allowed): rank 0 says so.
 "${mpi[@]}" -np 1 "$sf" run "$tmp/tiny4.json" --time-scale 100 --timeout 1 --out "$tmp/slower" : \
   -np 1 "$sf" run "$tmp/tiny4.json" --time-scale 1000000 --timeout 1 --out "$tmp/slower" >"$tmp/slower.log" 2>&1
-expect "$tmp/slower.log" $? 1 "sparsefuse run: rank 0: error: .* did not complete within 1 s" "a slow rank beyond --timeout"
+expect "$tmp/slower.log" $? 1 \
+  "sparsefuse run: rank 0: error: .* did not complete within 1 s.*Peers: rank 1 \(pid [0-9]+\) is alive (at job #[0-9]+ while this rank waits at job #[0-9]+|in the same job)" \
+  "a slow rank beyond --timeout"
 [[ ! -e "$tmp/slower/result.json" ]] || fail "a slow rank beyond --timeout: a result.json was written"
 
 # Ranks given different schemes, or different scenario files: refused at

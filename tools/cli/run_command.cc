@@ -203,12 +203,15 @@ int run_runtime(const Args& args) {
     if (nccl) return std::make_unique<runtime::NcclCommunicator>(std::move(host));
     return host;
   };
+  std::unique_ptr<runtime::PeerWatch> watch;  // outlives the communication thread's jobs
   std::unique_ptr<runtime::CommThread> comm;
   try {
     comm = std::make_unique<runtime::CommThread>(factory);
   } catch (const std::exception& e) {
     die(rank, e.what());
   }
+  watch = runtime::PeerWatch::start(runtime::PeerWatch::job_id_from_environment(), comm->rank(), comm->size());
+  if (watch) comm->set_peer_watch(watch.get());
   if (bad_device) return refuse_on_every_rank(*comm, *bad_device, kInputTimeout);
   if (comm->size() != ranks) die(rank, fmt::format("MPI reports {} ranks, mpirun's environment {}", comm->size(), ranks));
   model::Scenario scenario;
@@ -229,6 +232,9 @@ int run_runtime(const Args& args) {
   try {
     outcome = runtime::run_scenario(scenario, *planned, *comm, run);
   } catch (const std::exception& e) {
+    comm->set_peer_watch(nullptr);
+    if (watch) watch->remove_all_records();  // mpirun ends the other ranks, records and all
+    watch.reset();
     die(rank, e.what());
   }
   if (!outcome.check_failure.empty()) {

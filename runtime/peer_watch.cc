@@ -1,0 +1,197 @@
+#include "runtime/peer_watch.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace sparsefuse::runtime {
+
+// One rank's record. `what` is guarded by a sequence counter (odd while it is
+// being written), the rest are single aligned words.
+struct PeerWatch::Slot {
+  std::atomic<uint64_t> sequence;
+  std::atomic<int64_t> heartbeat_ns;    // CLOCK_MONOTONIC, shared by the processes of a node
+  std::atomic<int64_t> job_started_ns;
+  std::atomic<uint64_t> job;            // jobs started so far
+  std::atomic<int32_t> pid;
+  char what[200];
+};
+
+namespace {
+
+constexpr auto kBeat = std::chrono::milliseconds(100);
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The file name part of the job id: letters, digits, '-' and '_' only.
+std::string safe(const std::string& id) {
+  std::string out;
+  for (char c : id) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
+  return out;
+}
+
+PeerWatch::Slot* map_slot(const std::string& path, bool create) {
+  const int fd = ::open(path.c_str(), create ? O_RDWR | O_CREAT | O_TRUNC : O_RDONLY, 0600);
+  if (fd < 0) return nullptr;
+  if (create && ::ftruncate(fd, sizeof(PeerWatch::Slot)) != 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size < off_t(sizeof(PeerWatch::Slot))) {
+    ::close(fd);
+    return nullptr;
+  }
+  void* p = ::mmap(nullptr, sizeof(PeerWatch::Slot), create ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  return p == MAP_FAILED ? nullptr : static_cast<PeerWatch::Slot*>(p);
+}
+
+// Records outlive a job whose ranks mpirun killed (no destructor runs). Each
+// new watch removes the directories of jobs whose every process has exited.
+void remove_stale_jobs(const std::string& base) {
+  DIR* d = ::opendir(base.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind("sparsefuse-peers-", 0) != 0) continue;
+    const std::string dir = base + "/" + name;
+    DIR* job = ::opendir(dir.c_str());
+    if (!job) continue;
+    std::vector<std::string> files;
+    bool live = false;
+    while (const dirent* f = ::readdir(job)) {
+      if (std::strncmp(f->d_name, "rank-", 5) != 0) continue;
+      files.push_back(dir + "/" + f->d_name);
+      if (PeerWatch::Slot* s = map_slot(files.back(), false)) {
+        live = live || ::kill(s->pid.load(), 0) == 0 || errno != ESRCH;
+        ::munmap(s, sizeof(PeerWatch::Slot));
+      }
+    }
+    ::closedir(job);
+    if (live || files.empty()) continue;  // empty: a job making its records right now
+    for (const auto& f : files) ::unlink(f.c_str());
+    ::rmdir(dir.c_str());
+  }
+  ::closedir(d);
+}
+
+std::string seconds_ago(int64_t then, int64_t now) { return fmt::format("{:.1f} s ago", double(now - then) / 1e9); }
+
+}  // namespace
+
+std::string PeerWatch::job_id_from_environment() {
+  for (const char* name : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"}) {
+    if (const char* v = std::getenv(name); v && *v) return v;
+  }
+  return "";
+}
+
+std::unique_ptr<PeerWatch> PeerWatch::start(const std::string& job_id, int rank, int size) {
+  if (job_id.empty()) return nullptr;
+  const char* base = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  remove_stale_jobs(base);
+  std::string dir = fmt::format("{}/sparsefuse-peers-{}", base, safe(job_id));
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return nullptr;
+  Slot* slot = map_slot(fmt::format("{}/rank-{}", dir, rank), true);
+  if (!slot) return nullptr;
+  return std::unique_ptr<PeerWatch>(new PeerWatch(std::move(dir), rank, size, slot));
+}
+
+PeerWatch::PeerWatch(std::string dir, int rank, int size, Slot* slot)
+    : dir_(std::move(dir)), rank_(rank), size_(size), slot_(slot) {
+  slot_->pid = int32_t(::getpid());
+  slot_->heartbeat_ns = now_ns();
+  heartbeat_ = std::thread([this] {
+    while (!stop_.load()) {
+      slot_->heartbeat_ns = now_ns();
+      std::this_thread::sleep_for(kBeat);
+    }
+  });
+}
+
+PeerWatch::~PeerWatch() {
+  stop_ = true;
+  heartbeat_.join();
+  ::munmap(slot_, sizeof(Slot));
+  ::unlink(path_of(rank_).c_str());
+  ::rmdir(dir_.c_str());  // the last rank out removes the directory
+}
+
+void PeerWatch::remove_all_records() const {
+  for (int r = 0; r < size_; ++r) ::unlink(path_of(r).c_str());
+}
+
+std::string PeerWatch::path_of(int rank) const { return fmt::format("{}/rank-{}", dir_, rank); }
+
+void PeerWatch::job_started(uint64_t job, const std::string& what) {
+  slot_->sequence.fetch_add(1);  // odd: `what` is being written
+  std::snprintf(slot_->what, sizeof slot_->what, "%s", what.c_str());
+  slot_->job = job;
+  slot_->job_started_ns = now_ns();
+  slot_->sequence.fetch_add(1);
+}
+
+std::string PeerWatch::describe_peers() const {
+  const int64_t now = now_ns();
+  const uint64_t my_job = slot_->job.load();
+  std::string out;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    Slot* peer = map_slot(path_of(r), false);
+    std::string line;
+    if (!peer) {
+      line = fmt::format("rank {}: no record on this node (another node, or it never started)", r);
+    } else {
+      char what[sizeof peer->what];
+      uint64_t job, before, after;
+      int64_t started;
+      // A consistent copy: the sequence even and unchanged around it. A
+      // writer stopped mid-record leaves it odd: then take what is there.
+      for (int attempt = 0;; ++attempt) {
+        before = peer->sequence.load();
+        std::memcpy(what, peer->what, sizeof what);
+        job = peer->job.load();
+        started = peer->job_started_ns.load();
+        after = peer->sequence.load();
+        if ((before == after && !(before & 1)) || attempt == 1000) break;
+      }
+      what[sizeof what - 1] = '\0';
+      const pid_t pid = peer->pid.load();
+      const int64_t beat = peer->heartbeat_ns.load();
+      const std::string where =
+          job ? fmt::format("its last job (#{}, {}) started {}", job, what, seconds_ago(started, now)) : "no job started";
+      if (::kill(pid, 0) != 0 && errno == ESRCH) {
+        line = fmt::format("rank {} (pid {}) has exited; {}", r, pid, where);
+      } else if (now - beat > 10 * std::chrono::nanoseconds(kBeat).count()) {
+        line = fmt::format("rank {} (pid {}) is not running: no heartbeat for {:.1f} s (stopped, or its machine "
+                           "froze); {}", r, pid, double(now - beat) / 1e9, where);
+      } else if (job != my_job) {
+        line = fmt::format("rank {} (pid {}) is alive at job #{} while this rank waits at job #{}: {}", r, pid, job,
+                           my_job, where);
+      } else {
+        line = fmt::format("rank {} (pid {}) is alive in the same job #{}: {}", r, pid, job, where);
+      }
+      ::munmap(peer, sizeof(Slot));
+    }
+    out += (out.empty() ? "" : "; ") + line;
+  }
+  return out;
+}
+
+}  // namespace sparsefuse::runtime
