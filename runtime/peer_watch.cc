@@ -12,9 +12,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "runtime/comm_thread.h"
 
 namespace sparsefuse::runtime {
 
@@ -38,13 +41,6 @@ int64_t now_ns() {
       .count();
 }
 
-// The file name part of the job id: letters, digits, '-' and '_' only.
-std::string safe(const std::string& id) {
-  std::string out;
-  for (char c : id) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
-  return out;
-}
-
 PeerWatch::Slot* map_slot(const std::string& path, bool create) {
   const int fd = ::open(path.c_str(), create ? O_RDWR | O_CREAT | O_TRUNC : O_RDONLY, 0600);
   if (fd < 0) return nullptr;
@@ -62,15 +58,23 @@ PeerWatch::Slot* map_slot(const std::string& path, bool create) {
   return p == MAP_FAILED ? nullptr : static_cast<PeerWatch::Slot*>(p);
 }
 
-// Records outlive a job whose ranks mpirun killed (no destructor runs). Each
-// new watch removes the directories of jobs whose every process has exited.
+const char* base_directory() { return ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"; }
+constexpr char kPrefix[] = "sparsefuse-peers-";
+constexpr int kSuffixLength = 6;  // mkdtemp's XXXXXX
+
+// Records outlive a job whose ranks mpirun killed (no destructor runs). A
+// directory untouched for 10 minutes whose every record has no heartbeat for
+// as long belongs to no running job: removed. (Process ids cannot tell: a
+// sandboxed job's processes are invisible from another pid namespace.)
 void remove_stale_jobs(const std::string& base) {
+  constexpr int64_t kStaleNs = 600'000'000'000;
   DIR* d = ::opendir(base.c_str());
   if (!d) return;
   while (const dirent* e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name.rfind("sparsefuse-peers-", 0) != 0) continue;
-    const std::string dir = base + "/" + name;
+    if (std::strncmp(e->d_name, kPrefix, sizeof kPrefix - 1) != 0) continue;
+    const std::string dir = base + "/" + e->d_name;
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || ::time(nullptr) - st.st_mtime < kStaleNs / 1'000'000'000) continue;
     DIR* job = ::opendir(dir.c_str());
     if (!job) continue;
     std::vector<std::string> files;
@@ -78,13 +82,13 @@ void remove_stale_jobs(const std::string& base) {
     while (const dirent* f = ::readdir(job)) {
       if (std::strncmp(f->d_name, "rank-", 5) != 0) continue;
       files.push_back(dir + "/" + f->d_name);
-      if (PeerWatch::Slot* s = map_slot(files.back(), false)) {
-        live = live || ::kill(s->pid.load(), 0) == 0 || errno != ESRCH;
-        ::munmap(s, sizeof(PeerWatch::Slot));
+      if (PeerWatch::Slot* slot = map_slot(files.back(), false)) {
+        live = live || now_ns() - slot->heartbeat_ns.load() < kStaleNs;
+        ::munmap(slot, sizeof(PeerWatch::Slot));
       }
     }
     ::closedir(job);
-    if (live || files.empty()) continue;  // empty: a job making its records right now
+    if (live) continue;
     for (const auto& f : files) ::unlink(f.c_str());
     ::rmdir(dir.c_str());
   }
@@ -95,22 +99,36 @@ std::string seconds_ago(int64_t then, int64_t now) { return fmt::format("{:.1f} 
 
 }  // namespace
 
-std::string PeerWatch::job_id_from_environment() {
-  for (const char* name : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"}) {
-    if (const char* v = std::getenv(name); v && *v) return v;
-  }
-  return "";
+int64_t PeerWatch::make_job_directory() {
+  const std::string base = base_directory();
+  remove_stale_jobs(base);
+  std::string dir = base + "/" + kPrefix + std::string(kSuffixLength, 'X');
+  if (!::mkdtemp(dir.data())) return 0;
+  int64_t packed = 0;  // the suffix's bytes, first in the lowest
+  for (int i = 0; i < kSuffixLength; ++i) packed |= int64_t(uint8_t(dir[dir.size() - kSuffixLength + i])) << (8 * i);
+  return packed;
 }
 
-std::unique_ptr<PeerWatch> PeerWatch::start(const std::string& job_id, int rank, int size) {
-  if (job_id.empty()) return nullptr;
-  const char* base = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-  remove_stale_jobs(base);
-  std::string dir = fmt::format("{}/sparsefuse-peers-{}", base, safe(job_id));
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return nullptr;
+std::unique_ptr<PeerWatch> PeerWatch::join(int64_t suffix, int rank, int size) {
+  if (suffix == 0) return nullptr;
+  std::string name;
+  for (int i = 0; i < kSuffixLength; ++i) {
+    const char c = char((uint64_t(suffix) >> (8 * i)) & 0xFF);
+    if (!std::isalnum(static_cast<unsigned char>(c))) return nullptr;
+    name += c;
+  }
+  std::string dir = std::string(base_directory()) + "/" + kPrefix + name;
   Slot* slot = map_slot(fmt::format("{}/rank-{}", dir, rank), true);
   if (!slot) return nullptr;
   return std::unique_ptr<PeerWatch>(new PeerWatch(std::move(dir), rank, size, slot));
+}
+
+std::unique_ptr<PeerWatch> PeerWatch::start(CommThread& comm, std::chrono::milliseconds timeout) {
+  const int64_t mine = comm.rank() == 0 ? make_job_directory() : 0;
+  std::vector<int64_t> all;
+  comm.submit([&](Communicator& c) { all = c.allgather(&mine, 1); }, "the start-up exchange of the peer-watch directory");
+  comm.drain(timeout);
+  return join(all.at(0), comm.rank(), comm.size());
 }
 
 PeerWatch::PeerWatch(std::string dir, int rank, int size, Slot* slot)

@@ -3,13 +3,16 @@
 // exited, not running (stopped, or a machine that froze), or alive but at
 // another job (slow, or flushing a different bucket sequence).
 //
-// Each rank maps a small file under /dev/shm (or /tmp) named after the MPI
-// job. A heartbeat thread stamps it every 100 ms; the communication thread
-// records each job it starts. A rank on another node has no file here, and
-// the description says so.
+// Rank 0 makes a fresh directory under /dev/shm (or /tmp) and tells the
+// others its name at start-up; each rank maps a small file in it. A heartbeat
+// thread stamps it every 100 ms; the communication thread records each job it
+// starts. A rank on another node has no file here, and the description says
+// so. (Nothing derived from the job id or the launcher's pid will do: in
+// sandboxes with their own pid namespaces, two jobs can share both.)
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,14 +20,21 @@
 
 namespace sparsefuse::runtime {
 
+class CommThread;
+
 class PeerWatch {
  public:
-  // The watch of RANK among SIZE for the job JOB_ID (PMIX_NAMESPACE or
-  // OMPI_MCA_ess_base_jobid under mpirun); nullptr when JOB_ID is empty or
-  // the file cannot be made (the run goes on without it).
-  static std::unique_ptr<PeerWatch> start(const std::string& job_id, int rank, int size);
-  // The job id mpirun gave this process, or "".
-  static std::string job_id_from_environment();
+  // Rank 0 makes the job's directory and every rank learns it (one collective
+  // on COMM); nullptr where that or this rank's file fails (the run goes on
+  // without a watch).
+  static std::unique_ptr<PeerWatch> start(CommThread& comm, std::chrono::milliseconds timeout);
+  // Rank 0's part: a fresh directory; returns its name's unique suffix packed
+  // into an integer (0: none could be made). Also removes the directories of
+  // jobs that ended without cleaning up (no heartbeat for 10 minutes).
+  static int64_t make_job_directory();
+  // RANK's watch in the directory SUFFIX names; nullptr if SUFFIX is 0 or the
+  // file cannot be made.
+  static std::unique_ptr<PeerWatch> join(int64_t suffix, int rank, int size);
   ~PeerWatch();  // stops the heartbeat, removes this rank's file
   PeerWatch(const PeerWatch&) = delete;
   PeerWatch& operator=(const PeerWatch&) = delete;

@@ -10,12 +10,12 @@
 namespace sparsefuse::runtime {
 namespace {
 
-std::string job_id(const char* test) { return std::string(test) + "-" + std::to_string(::getpid()); }
 
 TEST(PeerWatch, NamesWhereEachPeerIs) {
-  const std::string id = job_id("where");
-  auto r0 = PeerWatch::start(id, 0, 3);
-  auto r1 = PeerWatch::start(id, 1, 3);
+  const int64_t dir = PeerWatch::make_job_directory();
+  ASSERT_NE(dir, 0);
+  auto r0 = PeerWatch::join(dir, 0, 3);
+  auto r1 = PeerWatch::join(dir, 1, 3);
   ASSERT_TRUE(r0 && r1);
   r0->job_started(4, "flush #3 of iteration 0 (allreduce of tensors [0, 2))");
   r1->job_started(3, "flush #2 of iteration 0 (allgather of tensors [2, 3))");
@@ -33,12 +33,12 @@ TEST(PeerWatch, NamesWhereEachPeerIs) {
 }
 
 TEST(PeerWatch, AProcessThatDiedIsNamed) {
-  const std::string id = job_id("died");
-  auto r0 = PeerWatch::start(id, 0, 2);
+  const int64_t dir = PeerWatch::make_job_directory();
+  auto r0 = PeerWatch::join(dir, 0, 2);
   ASSERT_TRUE(r0);
   const pid_t child = ::fork();
   if (child == 0) {  // rank 1 records a job and dies without cleaning up
-    auto r1 = PeerWatch::start(id, 1, 2);
+    auto r1 = PeerWatch::join(dir, 1, 2);
     if (r1) r1->job_started(1, "the fingerprint exchange");
     ::_exit(r1 ? 0 : 1);
   }
@@ -54,7 +54,19 @@ TEST(PeerWatch, AProcessThatDiedIsNamed) {
   EXPECT_NE(r0->describe_peers().find("rank 1: no record on this node"), std::string::npos);
 }
 
-TEST(PeerWatch, NoJobIdNoWatch) { EXPECT_EQ(PeerWatch::start("", 0, 2), nullptr); }
+TEST(PeerWatch, NoDirectoryNoWatch) {
+  EXPECT_EQ(PeerWatch::join(0, 0, 2), nullptr);
+  EXPECT_EQ(PeerWatch::join(int64_t('/') | int64_t('x') << 8, 0, 2), nullptr);  // not a name mkdtemp makes
+}
+
+// Two directories made at once are different (what two sandboxed jobs with
+// the same launcher pid would have shared).
+TEST(PeerWatch, EveryJobGetsItsOwnDirectory) {
+  const int64_t a = PeerWatch::make_job_directory(), b = PeerWatch::make_job_directory();
+  EXPECT_NE(a, b);
+  PeerWatch::join(a, 0, 1).reset();  // joined and left: removes the directory
+  PeerWatch::join(b, 0, 1).reset();
+}
 
 }  // namespace
 }  // namespace sparsefuse::runtime

@@ -138,6 +138,20 @@ static void read_limits(const po::variables_map& vm, runtime::RunOptions& run) {
   run.timeout = std::chrono::milliseconds(std::llround(timeout * 1000));
 }
 
+// Every rank's heartbeat and current job, for timeout messages: a collective,
+// so called where every rank runs the same (after the agreement checks).
+std::unique_ptr<runtime::PeerWatch> watch_peers(runtime::CommThread& comm, std::chrono::milliseconds timeout) {
+  if (comm.size() == 1) return nullptr;
+  std::unique_ptr<runtime::PeerWatch> watch;
+  try {
+    watch = runtime::PeerWatch::start(comm, timeout);
+  } catch (const std::exception& e) {
+    die(comm.rank(), e.what());
+  }
+  if (watch) comm.set_peer_watch(watch.get());
+  return watch;
+}
+
 // --device: "cpu" (MPI, CPU kernels) or "cuda" (NCCL, CUDA kernels), which
 // needs a usable CUDA device on this host. Sets RUN's device, transport and
 // compressor; returns the bad-input problem, if any (the run then starts on
@@ -210,8 +224,6 @@ int run_runtime(const Args& args) {
   } catch (const std::exception& e) {
     die(rank, e.what());
   }
-  watch = runtime::PeerWatch::start(runtime::PeerWatch::job_id_from_environment(), comm->rank(), comm->size());
-  if (watch) comm->set_peer_watch(watch.get());
   if (bad_device) return refuse_on_every_rank(*comm, *bad_device, kInputTimeout);
   if (comm->size() != ranks) die(rank, fmt::format("MPI reports {} ranks, mpirun's environment {}", comm->size(), ranks));
   model::Scenario scenario;
@@ -227,6 +239,7 @@ int run_runtime(const Args& args) {
   }
   if (std::optional<int> refused = refuse_unless_ranks_agree(*comm, scenario, run.timeout)) return *refused;
 
+  watch = watch_peers(*comm, run.timeout);
   if (rank == 0) run.progress = ProgressLine("run", "iterations");
   runtime::RunOutcome outcome;
   try {
