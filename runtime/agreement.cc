@@ -41,12 +41,7 @@ uint64_t run_fingerprint(const model::Scenario& scenario) {
 }
 
 std::vector<int64_t> exchange_fingerprints(CommThread& comm, uint64_t fingerprint, std::chrono::milliseconds timeout) {
-  const int64_t mine = int64_t(fingerprint);
-  std::vector<int64_t> all;
-  comm.submit([&](Communicator& c) { all = c.allgather(&mine, 1); },
-              "the start-up exchange of what every rank is about to run");
-  comm.drain(timeout);
-  return all;
+  return comm.allgather(int64_t(fingerprint), "the start-up exchange of what every rank is about to run", timeout);
 }
 
 std::string disagreement(const std::vector<int64_t>& fingerprints) {

@@ -48,6 +48,13 @@ void CommThread::wait_for(uint64_t ticket, std::chrono::milliseconds timeout) {
   }
 }
 
+std::vector<int64_t> CommThread::allgather(int64_t value, std::string what, std::chrono::milliseconds timeout) {
+  std::vector<int64_t> all;
+  submit([&](Communicator& c) { all = c.allgather(&value, 1); }, std::move(what));
+  drain(timeout);
+  return all;
+}
+
 void CommThread::set_peer_watch(PeerWatch* watch) {
   std::lock_guard lock(mutex_);
   watch_ = watch;

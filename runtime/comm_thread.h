@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtime/communicator.h"
 #include "runtime/peer_watch.h"
@@ -59,6 +60,9 @@ class CommThread {
   void wait_for(uint64_t ticket, std::chrono::milliseconds timeout);
   // wait_for the last job submitted.
   void drain(std::chrono::milliseconds timeout);
+  // Every rank's VALUE, rank-major: one allgather queued as the job WHAT and
+  // waited for (everything queued before it runs first).
+  std::vector<int64_t> allgather(int64_t value, std::string what, std::chrono::milliseconds timeout);
   // Records every job it starts in WATCH (which must outlive this thread's
   // jobs) and names the peers' state in timeout messages.
   void set_peer_watch(PeerWatch* watch);

@@ -125,9 +125,7 @@ std::unique_ptr<PeerWatch> PeerWatch::join(int64_t suffix, int rank, int size) {
 
 std::unique_ptr<PeerWatch> PeerWatch::start(CommThread& comm, std::chrono::milliseconds timeout) {
   const int64_t mine = comm.rank() == 0 ? make_job_directory() : 0;
-  std::vector<int64_t> all;
-  comm.submit([&](Communicator& c) { all = c.allgather(&mine, 1); }, "the start-up exchange of the peer-watch directory");
-  comm.drain(timeout);
+  const std::vector<int64_t> all = comm.allgather(mine, "the start-up exchange of the peer-watch directory", timeout);
   return join(all.at(0), comm.rank(), comm.size());
 }
 
