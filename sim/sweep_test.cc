@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -128,6 +129,41 @@ TEST_F(SweepTest, EnumeratesFirstAxisOutermostWithOverridesInOrder) {
   EXPECT_EQ(d["values"][1], Json({"4", "8"}));
   EXPECT_EQ(d["points"][5]["id"], "scheme=wfbp,workers=4,seed=2");
   EXPECT_EQ(d["points"][5]["values"]["workers"], "4");
+}
+
+// Beyond what the fuzzer plans (256 points): a grid of 6,000 points gets
+// 6,000 distinct ids in order and a sweep.json listing each; a product above
+// ten million points is refused before anything is enumerated.
+TEST_F(SweepTest, LargeGridsPlanFullyAndOversizedOnesAreRefused) {
+  auto values = [](int n) {
+    std::string list;
+    for (int i = 1; i <= n; ++i) list += (i > 1 ? "," : "") + std::to_string(i);
+    return list;
+  };
+  SweepPlan plan = plan_sweep(scenario_, {},
+                              {parse_grid_axis("seed=" + values(60)), parse_grid_axis("workers=" + values(10)),
+                               parse_grid_axis("iterations=" + values(10))},
+                              /*validate=*/false);
+  ASSERT_EQ(plan.points.size(), 6000u);
+  std::set<std::string> ids;
+  for (const auto& p : plan.points) ids.insert(p.id);
+  EXPECT_EQ(ids.size(), 6000u);
+  EXPECT_EQ(plan.points.back().id, "seed=60,workers=10,iterations=10");
+  Json d = plan.description();
+  ASSERT_EQ(d["points"].size(), 6000u);
+  EXPECT_EQ(d["points"][5999]["values"]["seed"], "60");
+
+  std::vector<GridAxis> huge;
+  for (const char* key : {"seed", "workers", "iterations", "network.bandwidth_gbps", "network.latency_us", "rho",
+                          "compute_scale", "a", "b", "c", "d"}) {
+    huge.push_back(parse_grid_axis(std::string(key) + "=" + values(5)));  // 5^11 > 48 million
+  }
+  try {
+    plan_sweep(scenario_, {}, huge, /*validate=*/false);
+    FAIL() << "a 48-million-point grid was planned";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 10000000 points"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(SweepTest, BadGridValueFailsUpFrontNamingThePoint) {
