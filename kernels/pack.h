@@ -51,9 +51,10 @@ void unpack(const float* values, const int32_t* indices, const std::vector<int64
 int64_t unpack_equal_slices(const float* values, const int32_t* indices, int64_t len, int P,
                             int64_t n, float* dense);
 
-// The receivers' averaging step: out[i] = sum[i] / P (fp32 division, so the
-// result is the same whatever P is); OUT may be SUM. One vectorised pass:
-// on a CPU it is most of what a dense allreduce adds to MPI's own work.
+// The receivers' averaging step: out[i] = sum[i] / P, bit for bit the fp32
+// division (a multiplication by the exact reciprocal when P is a power of
+// two); OUT may be SUM. One vectorised pass: on a CPU it is most of what a
+// dense allreduce adds to MPI's own work.
 void average(const float* sum, int64_t n, int P, float* out);
 
 }  // namespace sparsefuse::kernels

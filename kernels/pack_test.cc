@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <vector>
 
+#include "kernels/synthetic.h"
 #include "kernels/test_util.h"
 #include "kernels/topk.h"
 
@@ -100,6 +102,27 @@ TEST(Average, DividesInFp32InPlaceOrNot) {
   average(in_place.data(), 4, 3, in_place.data());
   EXPECT_EQ(in_place, out);
   EXPECT_THROW(average(sum.data(), 4, 0, out.data()), std::invalid_argument);
+}
+
+// Powers of two take the multiplication path: it must give the division's
+// bits everywhere, subnormal results and the largest finite values included.
+TEST(Average, PowerOfTwoWorkersGiveTheDivisionsBits) {
+  std::vector<float> sum = kernels::gaussian_gradient(4099, 11, 1e3);
+  for (float v : {std::numeric_limits<float>::denorm_min(), 3 * std::numeric_limits<float>::denorm_min(),
+                  std::numeric_limits<float>::min(), 1.5f * std::numeric_limits<float>::min(),
+                  std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(), 0.0f, -0.0f,
+                  std::numeric_limits<float>::infinity()}) {
+    sum.push_back(v);
+  }
+  std::vector<float> out(sum.size());
+  for (int P : {1, 2, 4, 8, 64, 1024, 1 << 30}) {
+    average(sum.data(), int64_t(sum.size()), P, out.data());
+    for (size_t i = 0; i < sum.size(); ++i) {
+      const float divided = sum[i] / static_cast<float>(P);
+      ASSERT_EQ(std::memcmp(&out[i], &divided, sizeof divided), 0)
+          << "P=" << P << " sum=" << sum[i] << ": " << out[i] << " vs " << divided;
+    }
+  }
 }
 
 TEST(UnpackEqualSlices, HandComputedLoss) {

@@ -172,7 +172,10 @@ std::string PeerWatch::describe_peers() const {
     Slot* peer = map_slot(path_of(r), false);
     std::string line;
     if (!peer) {
-      line = fmt::format("rank {}: no record on this node (another node, or it never started)", r);
+      line = fmt::format(
+          "rank {}: no record on this node (on another node, never started, or already failed: a failing rank "
+          "removes every record)",
+          r);
     } else {
       char what[sizeof peer->what];
       uint64_t job, before, after;

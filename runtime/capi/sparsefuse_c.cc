@@ -21,6 +21,8 @@ using sparsefuse::InputError;
 namespace rt = sparsefuse::runtime;
 
 struct sf_comm {
+  // Declared before the thread, so destroyed after it: its jobs record themselves here.
+  std::unique_ptr<rt::PeerWatch> watch;  // null with one rank, or where /dev/shm and /tmp refuse it
   std::unique_ptr<rt::CommThread> thread;
   std::chrono::milliseconds timeout{60'000};
   bool under_mpirun = false;
@@ -35,6 +37,14 @@ struct sf_session {
 namespace {
 
 thread_local std::string last_error;
+
+// A collective failed: the job is ending (the caller exits, mpirun ends the
+// others), so every rank's heartbeat record goes now, as sparsefuse run's do.
+void mark_failed(sf_comm* comm) {
+  if (!comm) return;
+  comm->failed = true;
+  if (comm->watch) comm->watch->remove_all_records();
+}
 
 // Runs BODY, mapping what it throws to a status code and last_error. A failed
 // collective marks COMM as failed.
@@ -51,12 +61,12 @@ int guarded(sf_comm* comm, Body&& body) {
     return SF_BAD_INPUT;
   } catch (const rt::CommTimeout& e) {
     last_error = e.what();
-    if (comm) comm->failed = true;
+    mark_failed(comm);
     return SF_COMM_FAILED;
   } catch (const std::runtime_error& e) {
     // Errors of the communication thread's jobs (a failed or mismatched collective).
     last_error = e.what();
-    if (comm) comm->failed = true;
+    mark_failed(comm);
     return SF_COMM_FAILED;
   } catch (const std::exception& e) {
     last_error = e.what();
@@ -96,6 +106,12 @@ int sf_comm_create(double timeout_s, sf_comm** out) {
       if (mpi) return std::make_unique<rt::MpiCommunicator>();
       return std::make_unique<rt::LoopbackCommunicator>();
     });
+    // A timed-out collective then names the peer that held it up (a collective:
+    // every rank creates its communicator at the same point).
+    if (comm->thread->size() > 1) {
+      comm->watch = rt::PeerWatch::start(*comm->thread, comm->timeout);
+      comm->thread->set_peer_watch(comm->watch.get());
+    }
     *out = comm.release();
   });
 }
@@ -138,6 +154,7 @@ int sf_comm_allreduce_sum(sf_comm* comm, double* data, int64_t n) {
 
 int sf_comm_destroy(sf_comm* comm) {
   if (!comm) return SF_OK;
+  comm->thread->set_peer_watch(nullptr);
   if (comm->failed) {
     (void)comm->thread.release();  // may be blocked inside MPI: never joined (the process is ending)
   }

@@ -55,6 +55,37 @@ $py tests/train/check_grads.py "$tmp/sparse-grads" 2 topk 0.2 >/dev/null 2>&1 &&
   fail "validate a train result: $(cat "$tmp/v.log")"
 grep -q "the same 6 collectives in the same order" "$tmp/v.log" || fail "validate buckets: $(cat "$tmp/v.log")"
 
+# Rank 1 stopped (SIGSTOP) mid-training: rank 0's collective times out after
+# --timeout and names the stopped peer from its missing heartbeat
+# (runtime/peer_watch.h, started by the C API's communicator); status 1, no
+# result.json.
+timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$sf" train --model "$task:classifier" \
+  --data "$task:shards" --batch 16 --scheme wfbp --warmup 0 --iterations 1000000 --profile-iterations 1 \
+  --timeout 2 --out "$tmp/stopped" >"$tmp/stopped.log" 2>&1 &
+launcher=$!
+victim=
+for _ in $(seq 1 120); do  # rank 1's Python process, once it trains
+  for pid in $(pgrep -f sparsefuse_torch); do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && victim=$pid
+  done
+  [[ -n $victim ]] && grep -q "^training " "$tmp/stopped.log" && break
+  sleep 0.5
+done
+if [[ -z $victim ]]; then
+  fail "stopped rank: rank 1 never started: $(cat "$tmp/stopped.log")"
+  kill "$launcher"
+else
+  sleep 2
+  kill -STOP "$victim"
+  wait "$launcher"
+  status=$?
+  kill -KILL "$victim" 2>/dev/null
+  [[ $status -eq 1 ]] || fail "stopped rank: status $status, expected 1: $(tail -20 "$tmp/stopped.log")"
+  grep -Eq "sparsefuse train: rank 0: error: .* did not complete within 2 s .*Peers: rank 1 \(pid $victim\) is not running: no heartbeat for [0-9.]+ s \(stopped, or its machine froze\)" \
+    "$tmp/stopped.log" || fail "stopped rank: no message naming rank 1: $(tail -20 "$tmp/stopped.log")"
+  [[ ! -e "$tmp/stopped/result.json" ]] || fail "stopped rank: a result.json was written"
+fi
+
 # Bad input: exit 2, one message, nothing written.
 expect2() {
   local pattern=$1; shift
