@@ -67,6 +67,7 @@ class SlowPeer : public Communicator {
   int size() const override { return 2; }
   void allreduce_sum(const float*, float*, int64_t n) override { calls.push_back({"allreduce", n}); }
   void reduce_scatter_sum(const float*, float*, int64_t n) override { calls.push_back({"reduce_scatter", n}); }
+  void allgather_values(const float*, float*, int64_t) override { ADD_FAILURE() << "not profiled"; }
   void allreduce_sum(double*, int64_t) override { ADD_FAILURE() << "unexpected sum of doubles"; }
   void allreduce_max(double* data, int64_t n) override {
     ASSERT_EQ(size_t(n), peer_times_us.size());

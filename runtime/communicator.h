@@ -21,6 +21,9 @@ class Communicator {
   // Every rank contributes size() * N values; rank r receives the sums of
   // block r (elements [r N, (r + 1) N)) in OUT.
   virtual void reduce_scatter_sum(const float* in, float* out, int64_t n) = 0;
+  // Every rank contributes N values; OUT receives size() * N, rank-major (the
+  // second half of an allreduce split as DeAR splits it).
+  virtual void allgather_values(const float* in, float* out, int64_t n) = 0;
   // In place over doubles, for run statistics: sum or max over ranks.
   virtual void allreduce_sum(double* data, int64_t n) = 0;
   virtual void allreduce_max(double* data, int64_t n) = 0;
@@ -42,6 +45,7 @@ class LoopbackCommunicator : public Communicator {
   int size() const override { return 1; }
   void allreduce_sum(const float* send, float* recv, int64_t n) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t n) override;
+  void allgather_values(const float* in, float* out, int64_t n) override;
   void allreduce_sum(double*, int64_t) override {}
   void allreduce_max(double*, int64_t) override {}
   std::vector<int64_t> allgather(const int64_t* mine, int n) override;

@@ -1,5 +1,7 @@
 #include "runtime/driver.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "policy/gradient_model.h"
@@ -9,11 +11,12 @@
 #include "runtime/replanner.h"
 #include "runtime/statistics.h"
 #include "runtime/support.h"
+#include "model/forward_times.h"
 #include "model/plan.h"
 
 namespace sparsefuse::runtime {
 
-std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks) {
+std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks, RuntimeMode mode) {
   if (scenario.workers != ranks) {
     throw InputError(scenario.file, "/workers",
                      fmt::format("expected {} (the number of ranks this run was started with), got {}; run with "
@@ -21,7 +24,7 @@ std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& sce
                                  ranks, scenario.workers, scenario.workers, ranks));
   }
   auto planned = std::make_unique<model::ScenarioPlan>(scenario);
-  std::string reason = unsupported_reason(scenario.scheme.preset, planned->scheme());
+  std::string reason = unsupported_reason(scenario.scheme.preset, planned->scheme(), mode);
   if (!reason.empty()) throw InputError(scenario.file, "/scheme", reason);
   return planned;
 }
@@ -30,12 +33,27 @@ namespace {
 
 // Runs every iteration, checking each against the reference when asked;
 // returns the first failure any rank saw ("" if none).
+// A scheme that defers communication (DeAR) is checked one iteration late:
+// its average of iteration i is complete once iteration i + 1's forward has
+// all-gathered it, and the last iteration's once complete_deferred has.
 std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle* oracle, RuntimeReplanner& replanner,
                            CommThread& comm, const RunOptions& options, RankTotals& totals) {
   const int total = s.warmup_iterations + s.iterations;
+  std::optional<KeptRecord> kept;  // the deferred iteration awaiting its check
+  auto check = [&](int it) -> std::string {
+    if (!oracle) return "";
+    if (!engine.defers_communication()) return oracle->check(iteration_record(engine, it));
+    std::string failure = kept ? oracle->check(kept->with_aggregate(engine.aggregate())) : "";
+    if (it < total) kept.emplace(iteration_record(engine, it));
+    return failure;
+  };
   for (int it = 0; it < total; ++it) {
     const IterationTimes t = engine.run_iteration(it);
-    std::string failure = oracle ? oracle->check(iteration_record(engine, it)) : "";
+    std::string failure = check(it);
+    if (it + 1 == total && engine.defers_communication()) {
+      engine.complete_deferred();  // a collective: every rank, whatever its check said
+      if (failure.empty()) failure = check(total);
+    }
     if (agree_after_iteration(comm, options, it, engine.exchanges(), !failure.empty()) > 0) {
       return failure.empty() ? fmt::format("iteration {}: another rank's check failed", it) : failure;
     }
@@ -60,6 +78,7 @@ RunOutcome run_scenario(const model::Scenario& s, model::ScenarioPlan& planned, 
   config.time_scale = options.time_scale;
   config.forward_ns = planned.forward_ns;
   config.optimizer_ns = planned.optimizer_ns;
+  if (planned.scheme().forward_plan()) config.forward_split = model::forward_times(s.trace, model, s.compute_scale());
   config.cpu_threads = s.compression.cpu_threads;
   config.timeout = options.timeout;
   config.make_compressor = options.make_compressor;

@@ -16,6 +16,7 @@
 #include "common/json_reader.h"
 #include "runtime/comm_thread.h"
 #include "runtime/compressor.h"
+#include "runtime/support.h"
 #include "model/plan.h"
 #include "model/scenario.h"
 #include "model/result.h"
@@ -38,7 +39,8 @@ struct RunOptions {
 // simulator plans it). Bad input for the runtime (InputError, exit 2): a
 // worker count other than RANKS, or a scheme the runtime cannot execute
 // (runtime/support.h).
-std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks);
+std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks,
+                                                      RuntimeMode mode = RuntimeMode::kReplay);
 
 struct RunOutcome {
   model::RunResult result;  // the same on every rank after the final reduction

@@ -14,7 +14,7 @@ namespace sparsefuse::runtime {
 RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& layout, const policy::Scheme& scheme,
                        CommThread& comm, EngineConfig config)
     : model_(model), layout_(layout), comm_(comm), config_(config), own_policy_(scheme.make_worker_policy(comm.rank())),
-      policy_(own_policy_.get()),
+      forward_plan_(scheme.forward_plan()), policy_(own_policy_.get()),
       compressor_(config_.make_compressor ? config_.make_compressor(layout) : std::make_unique<Compressor>(layout)) {
   if (!policy_) {
     const auto* horovod = dynamic_cast<const policy::HorovodScheme*>(&scheme);
@@ -30,6 +30,16 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
   compressed_by_.assign(size_t(layout.tensors()), -1);
   synchronized_.assign(size_t(layout.tensors()), false);
   ready_offsets_.assign(size_t(layout.tensors()), 0);
+  if (forward_plan_) {
+    stage_of_.assign(size_t(layout.tensors()), -1);
+    gathers_.resize(forward_plan_->stages.size());
+    for (size_t g = 0; g < gathers_.size(); ++g) {
+      const policy::ForwardStage& stage = forward_plan_->stages[g];
+      for (int t = stage.first_tensor; t < stage.end_tensor; ++t) stage_of_[size_t(t)] = int(g);
+      const int64_t P = comm.size();
+      if (stage.has_deferred) gathers_[g].shard.assign(size_t((stage.deferred.elements + P - 1) / P), 0.0f);
+    }
+  }
   selections_.reserve(size_t(layout.tensors()));  // at most one per tensor: never reallocated
   offload_jobs_.reserve(size_t(layout.tensors()));
 }
@@ -164,6 +174,7 @@ std::unique_ptr<BucketExchange> RankEngine::reuse_exchange() {
   x->lost = 0;
   x->reused_threshold = nullptr;
   x->dense_send = nullptr;  // set again by fill_payload
+  x->shard_out = nullptr;
   return x;
 }
 
@@ -203,6 +214,15 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   }
   x->posted = std::max(when, begin);
   x->reused_threshold = bucket.sparse == policy::SparseAllreduce::kOkTopk ? oktopk_.global(bucket.first_tensor) : nullptr;
+  if (bucket.collective == Collective::kReduceScatter) {
+    const int g = forward_plan_ ? stage_of_[size_t(bucket.first_tensor)] : -1;
+    if (g < 0 || !forward_plan_->stages[size_t(g)].has_deferred ||
+        forward_plan_->stages[size_t(g)].first_tensor != bucket.first_tensor) {
+      throw std::logic_error(describe_flush(*x) + ": a reduce-scatter whose all-gather no forward stage runs");
+    }
+    x->shard_out = gathers_[size_t(g)].shard.data();
+    gathers_[size_t(g)].owed = true;
+  }
   const TimeNs packing = x->packs_payload() ? since_start() - begin : 0;
   x->compression_ns = pending_compression_ + packing;
   inline_compression_ += packing;
@@ -233,6 +253,7 @@ void RankEngine::begin_iteration(int iteration) {
   for (auto x = exchanges_.rbegin(); x != exchanges_.rend(); ++x) spare_.push_back(std::move(*x));
   exchanges_.clear();
   pending_compression_ = inline_compression_ = 0;
+  gated_optimizer_ = gated_wait_ = 0;
   next_tensor_ = 0;
   policy_->begin_iteration(iteration);
   phase_ = Phase::kForward;
@@ -286,11 +307,11 @@ IterationTimes RankEngine::end_iteration() {
   expect(Phase::kWaited, "end_iteration");
   IterationTimes times;
   times.total = since_start();
-  times.forward = backward_start_;
+  times.forward = backward_start_ - gated_optimizer_ - gated_wait_;
   times.backward = backward_end_ - backward_start_ - inline_compression_;
   times.compression = inline_compression_ + exposed_decompression_;
-  times.communication_exposed = optimizer_start_ - backward_end_ - exposed_decompression_;
-  times.optimizer = times.total - optimizer_start_;
+  times.communication_exposed = optimizer_start_ - backward_end_ - exposed_decompression_ + gated_wait_;
+  times.optimizer = times.total - optimizer_start_ + gated_optimizer_;
   phase_ = Phase::kIdle;
   return times;
 }
@@ -300,7 +321,11 @@ IterationTimes RankEngine::run_iteration(int iteration) {
   // whose timing is replayed.
   synthetic_gradient(config_.seed, comm_.rank(), iteration, model_, layout_, gradient_.data());
   begin_iteration(iteration);
-  wait_until(scaled(config_.forward_ns));
+  if (forward_plan_) {
+    replay_gated_forward(iteration == 0);
+  } else {
+    wait_until(scaled(config_.forward_ns));
+  }
   backward_started();
   // FREE_AT: when the compute stream is free for the next tensor's
   // backward: the nominal ready time plus whatever work the policy did
@@ -317,8 +342,66 @@ IterationTimes RankEngine::run_iteration(int iteration) {
   }
   wait_until(free_at + scaled(model_.backward_ns - previous));
   wait_for_buckets();
-  wait_until(optimizer_start_ + scaled(config_.optimizer_ns));
+  wait_until(optimizer_start_ + (forward_plan_ ? 0 : scaled(config_.optimizer_ns)));  // gated: in the forward
   return end_iteration();
+}
+
+void RankEngine::post_gather(int g) {
+  StageGather& s = gathers_[size_t(g)];
+  const policy::Bucket& group = forward_plan_->stages[size_t(g)].deferred;
+  const int64_t shard = int64_t(s.shard.size()), n = group.elements;
+  s.gathered.resize(size_t(shard * comm_.size()));
+  s.owed = false;
+  float* average = aggregate_.data() + layout_.offset[group.first_tensor];
+  s.ticket = comm_.submit(
+      [&s, shard, n, average](Communicator& c) {
+        c.allgather_values(s.shard.data(), s.gathered.data(), shard);
+        std::copy(s.gathered.begin(), s.gathered.begin() + n, average);
+      },
+      fmt::format("the all-gather of forward stage {} (tensors [{}, {})) in iteration {}", g, group.first_tensor,
+                  group.end_tensor, iteration_));
+}
+
+// The simulator's gated forward (sim/forward_pass.cc) on this rank's clock:
+// CLOCK is where the stage would start without waiting, so sleep overshoot
+// does not accumulate; only the time spent waiting for an all-gather counts
+// as waiting.
+void RankEngine::replay_gated_forward(bool first) {
+  const auto& stages = forward_plan_->stages;
+  const model::ForwardTimes& split = config_.forward_split;
+  if (gathers_[0].owed) post_gather(0);  // at the iteration start
+  TimeNs clock = scaled(split.lead_ns);
+  wait_until(clock);
+  for (size_t g = 0; g < stages.size(); ++g) {
+    if (StageGather& s = gathers_[g]; s.ticket) {
+      const TimeNs before = since_start();
+      comm_.wait_for(s.ticket, config_.timeout);
+      s.ticket = 0;
+      const TimeNs after = since_start();
+      gated_wait_ += after - before;
+      clock = std::max(clock, after);
+    }
+    if (g + 1 < stages.size() && gathers_[g + 1].owed) post_gather(int(g + 1));
+    TimeNs optimizer = 0, forward = 0;
+    for (int t = stages[g].first_tensor; t < stages[g].end_tensor; ++t) {
+      forward += split.tensor_ns[size_t(t)];
+      optimizer += first ? 0 : split.optimizer_ns[size_t(t)];
+    }
+    gated_optimizer_ += scaled(optimizer);
+    clock += scaled(optimizer);
+    wait_until(clock);
+    clock += scaled(forward);
+    wait_until(clock);
+  }
+}
+
+void RankEngine::complete_deferred() {
+  expect(Phase::kIdle, "complete_deferred");
+  for (size_t g = 0; g < gathers_.size(); ++g) {
+    if (gathers_[g].owed) post_gather(int(g));
+  }
+  comm_.drain(config_.timeout);
+  for (auto& s : gathers_) s.ticket = 0;
 }
 
 }  // namespace sparsefuse::runtime

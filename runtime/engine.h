@@ -32,8 +32,19 @@
 // taken from), exchanges are reused from one iteration to the next (the
 // bucket sequence repeats), and the aggregate is never zero-filled whole
 // (each bucket overwrites or zero-fills only its own range).
-// Schemes with a forward plan or a launch scheduler cannot run here
-// (runtime/support.h rejects them up front).
+// DeAR (a forward plan of deferred all-gathers, policy/scheme.h
+// ForwardPlan): each group's reduce-scatter is flushed in backward and leaves
+// this rank's averaged block in the group's shard; run_iteration's forward
+// replays the plan stage by stage as the simulator does (sim/forward_pass.h):
+// stage g's all-gather is posted when stage g - 1 starts (stage 0's at the
+// iteration start), the stage waits for it (exposed communication), then
+// sleeps its share of the optimizer and its forward (model/forward_times.h).
+// The all-gather writes the group's average into the aggregate, so after
+// run_iteration(i) the aggregate holds iteration i - 1's average for those
+// groups; complete_deferred() runs the last iteration's all-gathers. The
+// first iteration has no all-gather and no update; no optimizer time follows
+// backward. Launch schedulers (ByteScheduler) and forward plans that gate on
+// covering collectives cannot run here (runtime/support.h rejects them).
 #pragma once
 
 #include <chrono>
@@ -42,6 +53,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "model/forward_times.h"
 #include "policy/compression.h"
 #include "policy/gradient_model.h"
 #include "policy/scheme.h"
@@ -60,6 +72,7 @@ struct EngineConfig {
   double time_scale = 1.0;         // multiplies every replayed compute time
   TimeNs forward_ns = 0;           // the trace's, batch-scaled (time_scale not applied)
   TimeNs optimizer_ns = 0;
+  model::ForwardTimes forward_split;  // a forward plan's stages (DeAR): the trace's, batch-scaled
   int cpu_threads = 4;             // CPU offload pool (the scenario's compression.cpu_threads)
   std::chrono::milliseconds timeout{60'000};  // for the collectives of one iteration
   // The compressor (null: the CPU's; --device cuda: CudaCompressor).
@@ -87,6 +100,10 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
 
   // Replay: synthetic gradients, the trace's timing.
   IterationTimes run_iteration(int iteration);
+  // A forward plan's all-gathers still owed (after the last iteration): run
+  // now, so the aggregate holds the last iteration's average. Off the clock.
+  void complete_deferred();
+  bool defers_communication() const { return forward_plan_ != nullptr; }
 
   // A training loop's iteration, step by step (see the file comment).
   // Throws std::logic_error when called out of order.
@@ -126,6 +143,9 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   using Clock = std::chrono::steady_clock;
   enum class Phase { kIdle, kForward, kBackward, kWaited };
   void wait_until(TimeNs at) const;  // ns since the iteration start
+  // A forward plan's forward (replay), stage by stage; FIRST: no all-gather, no update.
+  void replay_gated_forward(bool first);
+  void post_gather(int stage);
   TimeNs scaled(TimeNs trace_ns) const;
   void expect(Phase phase, const char* call) const;
   std::unique_ptr<BucketExchange> reuse_exchange();
@@ -149,6 +169,16 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   EngineConfig config_;
   std::unique_ptr<CoordinatedSession> coordinated_;  // coordinated schemes only
   std::unique_ptr<policy::WorkerPolicy> own_policy_;
+  const policy::ForwardPlan* forward_plan_;  // null unless DeAR-like
+  // Per forward stage with a deferred all-gather: this rank's averaged block
+  // (zero beyond the group's end), the gathered blocks, the gather's job.
+  struct StageGather {
+    std::vector<float> shard, gathered;
+    uint64_t ticket = 0;
+    bool owed = false;  // a reduce-scatter filled the shard; its all-gather has not been posted
+  };
+  std::vector<StageGather> gathers_;
+  std::vector<int> stage_of_;  // per tensor: the forward stage it belongs to
   policy::WorkerPolicy* policy_;  // own_policy_ or the session's reporter
   std::unique_ptr<Compressor> compressor_;
 
@@ -167,6 +197,7 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   int iteration_ = 0, next_tensor_ = 0;
   TimeNs pending_compression_ = 0, inline_compression_ = 0;
   TimeNs backward_start_ = 0, backward_end_ = 0, optimizer_start_ = 0, exposed_decompression_ = 0;
+  TimeNs gated_optimizer_ = 0, gated_wait_ = 0;  // a forward plan's update and all-gather waits
   // Last: destroyed first, its threads finishing before the buffers they write go.
   std::unique_ptr<OffloadPool> offload_;  // created at the first offloaded selection
 };

@@ -17,9 +17,11 @@ using policy::Alignment;
 
 namespace {
 
-// Dense fp32 values summed by an allreduce (not a sparse allreduce's pairs).
-bool dense_allreduce(const policy::Bucket& b) {
-  return b.collective == Collective::kAllreduce && b.sparse == policy::SparseAllreduce::kNone;
+// Dense fp32 values summed by an allreduce or a reduce-scatter (not a sparse
+// allreduce's pairs).
+bool dense_reduction(const policy::Bucket& b) {
+  return (b.collective == Collective::kAllreduce || b.collective == Collective::kReduceScatter) &&
+         b.sparse == policy::SparseAllreduce::kNone;
 }
 
 std::string describe(const policy::Bucket& b) {
@@ -32,8 +34,9 @@ std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLa
                                      const std::vector<int>& compressed_by, const std::vector<RangeSelection>& selections) {
   // A sparse allreduce carries its range's selection, as an allgather does.
   const bool gather = bucket.collective == Collective::kAllgather || bucket.sparse != policy::SparseAllreduce::kNone;
-  if (!gather && bucket.collective != Collective::kAllreduce) {
-    throw std::logic_error("the runtime executes allreduces and allgathers only, not " + describe(bucket));
+  if (!gather && !dense_reduction(bucket)) {
+    throw std::logic_error("the runtime executes allreduces, reduce-scatters and allgathers only, not " +
+                           describe(bucket));
   }
   std::vector<Segment> segments;
   int64_t carried = 0;
@@ -81,12 +84,12 @@ std::string describe_flush(const BucketExchange& x) {
 }
 
 bool BucketExchange::packs_payload() const {
-  return !(dense_allreduce(bucket) && dense_send != values.data());
+  return !(dense_reduction(bucket) && dense_send != values.data());
 }
 
 int64_t BucketExchange::bytes_sent() const {
   const bool values_only = bucket.sparse == policy::SparseAllreduce::kNone
-                               ? bucket.collective == Collective::kAllreduce
+                               ? dense_reduction(bucket)
                                : bucket.sparse == policy::SparseAllreduce::kSharedIndices;
   return sent_count * (values_only ? 4 : 8);
 }
@@ -94,7 +97,7 @@ int64_t BucketExchange::bytes_sent() const {
 void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* send,
                   const std::vector<RangeSelection>& selections) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
-  if (dense_allreduce(x.bucket)) {
+  if (dense_reduction(x.bucket)) {
     const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
     x.sent_count = x.bucket.elements;
     // Resized, not cleared: a reused exchange of the same size writes in place.
@@ -140,11 +143,28 @@ void run_collective(BucketExchange& x, Communicator& comm) {
     run_sparse_allreduce(x, comm);
     return;
   }
+  const int P = comm.size();
   if (x.bucket.collective == Collective::kAllreduce) {
     comm.allreduce_sum(x.dense_send, x.values.data(), x.sent_count);
     return;
   }
-  const int P = comm.size();
+  if (x.bucket.collective == Collective::kReduceScatter) {
+    // P equal blocks: a range that does not divide is padded with zeros
+    // (copied, reusing VALUES); rank r keeps the sums of block r.
+    const int64_t n = x.bucket.elements;
+    x.shard = (n + P - 1) / P;
+    const float* in = x.dense_send;
+    if (x.shard * P != n) {
+      x.values.resize(size_t(x.shard * P));
+      std::copy(x.dense_send, x.dense_send + n, x.values.begin());
+      std::fill(x.values.begin() + n, x.values.end(), 0.0f);
+      in = x.values.data();
+    }
+    x.sent_count = x.shard * P;
+    x.gathered_values.resize(size_t(x.shard));
+    comm.reduce_scatter_sum(in, x.gathered_values.data(), x.shard);
+    return;
+  }
   const uint64_t fingerprint = bucket_fingerprint(x.bucket, x.iteration, x.index);
   const std::vector<Announcement> announced =
       announce_pairs(comm, x.values.data(), x.indices.data(), x.sent_count, int64_t(fingerprint));
@@ -182,6 +202,11 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
   const int64_t base = layout.offset[x.bucket.first_tensor];
   if (x.bucket.sparse != policy::SparseAllreduce::kNone) {
     apply_sparse_result(x, layout, ranks, aggregate);
+    return;
+  }
+  if (x.bucket.collective == Collective::kReduceScatter) {
+    if (!x.shard_out) throw std::logic_error("a reduce-scatter needs somewhere to keep its shard");
+    kernels::average(x.gathered_values.data(), x.shard, ranks, x.shard_out);
     return;
   }
   if (x.bucket.collective == Collective::kAllreduce) {

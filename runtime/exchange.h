@@ -12,7 +12,10 @@
 //    also the uncompressed tensors when the bucket has dense elements (they
 //    ride as pairs, as the seed systems' selective path does);
 //  - a sparse allreduce (bucket.sparse) carries its range's selection as
-//    pairs too, and runs runtime/sparse_allreduce.h instead.
+//    pairs too, and runs runtime/sparse_allreduce.h instead;
+//  - a reduce-scatter (DeAR) carries its whole range dense, as an allreduce
+//    does; each rank keeps the average of its block for the all-gather that
+//    the next iteration's forward runs (runtime/engine.h).
 // Anything else (a selection straddling the range, an element count that
 // does not add up) is a bucket the runtime cannot interpret: std::logic_error.
 #pragma once
@@ -84,6 +87,10 @@ struct BucketExchange {
   uint64_t ticket = 0;  // its collective's job on the communication thread
   std::vector<uint64_t> offload_jobs;  // the OffloadPool jobs whose selections it carries (packed once done)
   float* reused_threshold = nullptr;   // Ok-Topk: the bucket's global threshold, kept between iterations
+  // Reduce-scatter (DeAR): this rank's block of ceil(elements / P) sums, and
+  // where its average goes (the engine's shard for the next forward's all-gather).
+  int64_t shard = 0;
+  float* shard_out = nullptr;
 
   int64_t bytes_sent() const;
   // False for a dense allreduce sent from the gradient itself: its flush
@@ -111,7 +118,8 @@ void fill_payload(BucketExchange& exchange, const ModelLayout& layout, const flo
 void run_collective(BucketExchange& exchange, Communicator& comm);
 
 // Writes the averaged result of a finished exchange into AGGREGATE (the
-// model's flat averaged gradient), for the segments the bucket carries:
+// model's flat averaged gradient), for the segments the bucket carries (a
+// reduce-scatter: this rank's averaged block into exchange.shard_out instead):
 // kernels::unpack (per-rank counts) or kernels::unpack_equal_slices (the
 // seed's lossy receiver, setting exchange.lost) for allgathers; the sum / P
 // for allreduces (kernels::average). An allgather whose range the bucket carries whole is

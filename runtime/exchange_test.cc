@@ -46,7 +46,14 @@ class ScriptedPeer : public Communicator {
   void allreduce_sum(const float* send, float* recv, int64_t n) override {
     for (int64_t i = 0; i < n; ++i) recv[i] = send[i] + peer_values[size_t(i)];
   }
-  void reduce_scatter_sum(const float*, float*, int64_t) override { ADD_FAILURE() << "buckets never reduce-scatter"; }
+  // Rank 0 keeps block 0: its own values plus rank 1's first N.
+  void reduce_scatter_sum(const float* in, float* out, int64_t n) override {
+    for (int64_t i = 0; i < n; ++i) out[i] = in[i] + peer_values[size_t(i)];
+  }
+  void allgather_values(const float* in, float* out, int64_t n) override {
+    std::copy(in, in + n, out);
+    std::copy(peer_values.begin(), peer_values.begin() + n, out + n);
+  }
   void allreduce_sum(double*, int64_t) override {}
   void allreduce_max(double*, int64_t) override {}
   std::vector<int64_t> allgather(const int64_t* mine, int n) override {
@@ -148,6 +155,51 @@ BucketExchange gathered_bucket(Alignment alignment, ScriptedPeer& peer) {
   peer.peer_indices = {4 + 5, 4 + 2};  // relative to the range start
   peer.announce(int64_t(bucket_fingerprint(x.bucket, 0, 0)));
   return x;
+}
+
+// DeAR's half of an allreduce: the whole model (10 elements) over 2 ranks is
+// 2 blocks of 5, sent from the gradient itself; rank 0 keeps block 0's
+// average in its shard.
+TEST(Exchange, ReduceScatterKeepsThisRanksAveragedBlock) {
+  ModelLayout layout = two_tensors();
+  std::vector<float> send(10);
+  std::iota(send.begin(), send.end(), 1.0f);  // 1..10
+  BucketExchange x;
+  x.bucket = bucket(Collective::kReduceScatter, 0, 2, 10, 10);
+  x.segments = bucket_segments(x.bucket, layout, {-1, -1}, {});
+  fill_payload(x, layout, send.data(), {});
+  EXPECT_EQ(x.dense_send, send.data());  // no copy
+  EXPECT_FALSE(x.packs_payload());
+  ScriptedPeer peer;
+  peer.peer_values = {10, 20, 30, 40, 50};
+  run_collective(x, peer);
+  EXPECT_EQ(x.shard, 5);
+  EXPECT_EQ(x.sent_count, 10);
+  EXPECT_EQ(x.bytes_sent(), 40);
+  std::vector<float> shard(5, -1.0f), aggregate(10, -7.0f), scratch;
+  x.shard_out = shard.data();
+  apply_result(x, layout, 2, aggregate.data(), scratch);
+  EXPECT_EQ(shard, (std::vector<float>{5.5f, 11, 16.5f, 22, 27.5f}));  // (own + peer's block 0) / 2
+  EXPECT_EQ(aggregate, std::vector<float>(10, -7.0f));  // the all-gather writes it, not this
+}
+
+// A range that does not divide into P blocks is padded with zeros in a copy.
+TEST(Exchange, ReduceScatterPadsARangeThatDoesNotDivide) {
+  ModelLayout layout;
+  layout.offset = {0, 5};
+  layout.shape = {{5}};
+  std::vector<float> send = {1, 2, 3, 4, 5};
+  BucketExchange x;
+  x.bucket = bucket(Collective::kReduceScatter, 0, 1, 5, 5);
+  x.segments = bucket_segments(x.bucket, layout, {-1}, {});
+  fill_payload(x, layout, send.data(), {});
+  ScriptedPeer peer;
+  peer.peer_values = {100, 200, 300};
+  run_collective(x, peer);
+  EXPECT_EQ(x.shard, 3);
+  EXPECT_EQ(x.values, (std::vector<float>{1, 2, 3, 4, 5, 0}));  // the padded copy that was sent
+  EXPECT_EQ(x.gathered_values, (std::vector<float>{101, 202, 303}));
+  EXPECT_EQ(send, (std::vector<float>{1, 2, 3, 4, 5}));  // the gradient untouched
 }
 
 TEST(Exchange, AllgatherRoundTripAveragesByPerRankCounts) {

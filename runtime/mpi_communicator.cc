@@ -68,6 +68,11 @@ void MpiCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n)
         "MPI_Reduce_scatter_block");
 }
 
+void MpiCommunicator::allgather_values(const float* in, float* out, int64_t n) {
+  const int count = mpi_count(n, "allgather");
+  check(MPI_Allgather(in, count, MPI_FLOAT, out, count, MPI_FLOAT, MPI_COMM_WORLD), "MPI_Allgather");
+}
+
 void MpiCommunicator::allreduce_sum(double* data, int64_t n) {
   check(MPI_Allreduce(MPI_IN_PLACE, data, mpi_count(n, "allreduce"), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
         "MPI_Allreduce");

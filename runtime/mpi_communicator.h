@@ -24,6 +24,7 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   void allreduce_sum(const float* send, float* recv, int64_t n) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t n) override;
+  void allgather_values(const float* in, float* out, int64_t n) override;
   void allreduce_sum(double* data, int64_t n) override;
   void allreduce_max(double* data, int64_t n) override;
   std::vector<int64_t> allgather(const int64_t* mine, int n) override;

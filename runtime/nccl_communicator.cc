@@ -100,6 +100,19 @@ void NcclCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n
   check(cudaMemcpy(out, d_out, size_t(n) * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy(reduce-scatter out)");
 }
 
+void NcclCommunicator::allgather_values(const float* in, float* out, int64_t n) {
+  if (n == 0) return;
+  const int64_t total = n * size();
+  float* d_in = at_least(send_, n);
+  float* d_out = at_least(receive_, total);
+  check(cudaMemcpyAsync(d_in, in, size_t(n) * sizeof(float), cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync(allgather in)");
+  begin_timing();
+  nccl_check(ncclAllGather(d_in, d_out, size_t(n), ncclFloat, comm_, stream_), "ncclAllGather");
+  end_timing();
+  check(cudaMemcpy(out, d_out, size_t(total) * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy(allgather out)");
+}
+
 void NcclCommunicator::allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
                                   float* all_values, int32_t* all_indices) {
   const int P = size(), me = rank();

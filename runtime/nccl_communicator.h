@@ -37,6 +37,7 @@ class NcclCommunicator : public Communicator {
   int size() const override { return host_->size(); }
   void allreduce_sum(const float* send, float* recv, int64_t n) override;
   void reduce_scatter_sum(const float* in, float* out, int64_t n) override;
+  void allgather_values(const float* in, float* out, int64_t n) override;
   void allreduce_sum(double* data, int64_t n) override { host_->allreduce_sum(data, n); }
   void allreduce_max(double* data, int64_t n) override { host_->allreduce_max(data, n); }
   std::vector<int64_t> allgather(const int64_t* mine, int n) override { return host_->allgather(mine, n); }

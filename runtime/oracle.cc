@@ -234,7 +234,7 @@ static std::string carried_tensors(const WireBucket& b, const std::vector<int>& 
                                    std::span<const policy::CompressionRequest> requests, const ModelLayout& layout,
                                    std::vector<int>& carried) {
   const policy::Bucket& k = b.bucket;
-  const bool gather = k.collective == Collective::kAllgather;
+  const bool gather = k.collective == Collective::kAllgather;  // else a reduction: dense
   int64_t elements = 0;
   for (int t = k.first_tensor; t < k.end_tensor; ++t) {
     const int q = request_of[size_t(t)];
@@ -292,7 +292,9 @@ std::string Oracle::expect_equal_slices(Iteration& it, const WireBucket& b, cons
 std::string Oracle::expect_bucket(Iteration& it, const WireBucket& b) {
   const policy::Bucket& k = b.bucket;
   if (k.sparse != policy::SparseAllreduce::kNone) return expect_sparse(it, b);
-  if (k.collective != Collective::kAllreduce && k.collective != Collective::kAllgather) {
+  // A reduce-scatter's all-gather (DeAR) has landed by the time its iteration is checked: together an allreduce.
+  const bool reduce = k.collective == Collective::kAllreduce || k.collective == Collective::kReduceScatter;
+  if (!reduce && k.collective != Collective::kAllgather) {
     return fmt::format("flush #{}: the oracle has no rule for a {} bucket", b.index, collective_name(k.collective));
   }
   std::vector<int> carried;
@@ -308,7 +310,6 @@ std::string Oracle::expect_bucket(Iteration& it, const WireBucket& b) {
   if (k.collective == Collective::kAllgather && k.alignment == Alignment::kEqualSlices) {
     return expect_equal_slices(it, b, carried);
   }
-  const bool reduce = k.collective == Collective::kAllreduce;
   const auto& source = reduce ? it.grad : it.sent;
   const float eps = std::numeric_limits<float>::epsilon(), P = float(ranks_);
   for (int t : carried) {

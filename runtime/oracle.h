@@ -40,8 +40,12 @@
 //    replay of the algorithm, / P: exact for gtopk, spardl and oktopk, the
 //    allreduce bound for topk-dsa and randomk-shared;
 //  - elements no bucket carried must be 0.
-// Buckets of other kinds (reduce-scatter) have no rule here: check() reports
-// them instead of passing them.
+//  - reduce-scatter (DeAR: each rank keeps the average of its shard, and the
+//    next iteration's forward all-gathers the shards): checked as an
+//    allreduce, once the all-gather has landed (the driver checks DeAR's
+//    iteration i after iteration i + 1, or after the run's last all-gathers).
+// Buckets of other kinds have no rule here: check() reports them instead of
+// passing them.
 #pragma once
 
 #include <cstdint>

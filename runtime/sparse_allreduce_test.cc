@@ -46,6 +46,7 @@ class ThreadComm : public Communicator {
     board_.sync_.arrive_and_wait();
   }
   void reduce_scatter_sum(const float*, float*, int64_t) override { ADD_FAILURE() << "not used"; }
+  void allgather_values(const float*, float*, int64_t) override { ADD_FAILURE() << "not used"; }
   void allreduce_sum(double*, int64_t) override { ADD_FAILURE() << "not used"; }
   void allreduce_max(double*, int64_t) override { ADD_FAILURE() << "not used"; }
   std::vector<int64_t> allgather(const int64_t* mine, int n) override {

@@ -19,16 +19,29 @@ bool runs_sparse_allreduce(policy::SparseAllreduce a) {
 
 }  // namespace
 
-std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme) {
+std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme, RuntimeMode mode) {
   const std::string head = fmt::format("runtime-mpi cannot run preset \"{}\": ", preset);
   if (!scheme.make_worker_policy(0) && !dynamic_cast<const policy::HorovodScheme*>(&scheme)) {
     return head + "it negotiates through a coordinator other than Horovod's, whose cycle the runtime does not know";
   }
-  if (scheme.forward_plan()) {
-    return head + "it moves communication into the next iteration's forward pass, which the runtime does not replay";
-  }
   if (scheme.make_launch_scheduler()) {
     return head + "it reorders launches with a scheduler; the runtime launches in flush order";
+  }
+  if (const policy::ForwardPlan* plan = scheme.forward_plan()) {
+    if (plan->wait_for_covering_collectives) {
+      return head + "its forward waits per tensor for the previous iteration's collectives, which the runtime does "
+                    "not replay";
+    }
+    for (const auto& stage : plan->stages) {
+      if (stage.has_deferred && stage.deferred.collective != Collective::kAllgather) {
+        return head + fmt::format("its forward waits on a deferred {}; the runtime defers all-gathers only",
+                                  collective_name(stage.deferred.collective));
+      }
+    }
+    if (mode == RuntimeMode::kTraining) {
+      return head + "it all-gathers each group and updates it inside the next forward pass; the PyTorch front end "
+                    "steps the wrapped optimizer once per iteration, after backward (sparsefuse run replays it)";
+    }
   }
   // An adaptive scheme ("replan_every") runs the plan it wraps.
   const auto* adaptive = dynamic_cast<const policy::AdaptiveScheme*>(&scheme);

@@ -22,7 +22,7 @@ EngineConfig engine_config(const model::Scenario& s, const RunOptions& options) 
 
 TrainingSession::TrainingSession(model::Scenario scenario, CommThread& comm, RunOptions options)
     : scenario_(std::move(scenario)), comm_(comm), options_(std::move(options)),
-      planned_(plan_for_runtime(scenario_, comm.size())), layout_(ModelLayout::from(scenario_.trace, planned_->model)),
+      planned_(plan_for_runtime(scenario_, comm.size(), RuntimeMode::kTraining)), layout_(ModelLayout::from(scenario_.trace, planned_->model)),
       engine_(std::make_unique<RankEngine>(planned_->model, layout_, planned_->scheme(), comm,
                                            engine_config(scenario_, options_))),
       replanner_(planned_->scheme()),

@@ -46,12 +46,12 @@ for np in 2 4; do
 done
 
 # A scheme the runtime cannot execute: exit 2, one message naming it and why, nothing written.
-"${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" --set scheme=dear --out "$tmp/dear" >"$tmp/dear.log" 2>&1
+"${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" --set scheme=bytescheduler --out "$tmp/bs" >"$tmp/bs.log" 2>&1
 status=$?
-[[ $status -eq 2 ]] || fail "dear exited $status, expected 2: $(cat "$tmp/dear.log")"
-[[ $(grep -c 'at /scheme: runtime-mpi cannot run preset "dear": it moves communication into the next iteration' "$tmp/dear.log") -eq 1 ]] ||
-  fail "dear: expected exactly one message: $(cat "$tmp/dear.log")"
-[[ ! -e "$tmp/dear" ]] || fail "a refused run created its output directory"
+[[ $status -eq 2 ]] || fail "bytescheduler exited $status, expected 2: $(cat "$tmp/bs.log")"
+[[ $(grep -c 'at /scheme: runtime-mpi cannot run preset "bytescheduler": it reorders launches with a scheduler' "$tmp/bs.log") -eq 1 ]] ||
+  fail "bytescheduler: expected exactly one message: $(cat "$tmp/bs.log")"
+[[ ! -e "$tmp/bs" ]] || fail "a refused run created its output directory"
 "${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" --set scheme=oktopk --set scheme.exact_every=0 >"$tmp/oktopk.log" 2>&1
 [[ $? -eq 2 ]] && grep -q 'Ok-Topk with exact_every = 0 never computes the threshold' "$tmp/oktopk.log" || fail "oktopk: $(cat "$tmp/oktopk.log")"
 
