@@ -4,7 +4,7 @@
 //
 // runtime: one dense allreduce bucket of N floats as the engine runs it —
 //   the payload set up (fill_payload: a bucket carrying its whole range is
-//   sent from the gradient itself), the collective handed to the
+//   reduced in place in the gradient itself), the collective handed to the
 //   communication thread (CommThread, MpiCommunicator), the main thread
 //   waiting for it (wait_for) and averaging it into the aggregate
 //   (apply_result); timed on the main thread. The exchange is reused from
@@ -12,8 +12,10 @@
 // raw: MPI_Allreduce(MPI_IN_PLACE, N floats, MPI_SUM) called directly on the
 //   thread that initialised MPI (the communication thread: MPI is FUNNELED),
 //   timed around the call alone.
-// Both start after a barrier; they alternate repetition by repetition (so
-// drift in the machine's load hits both alike); each repetition's time is the
+// Both reduce in place, so each repetition first refills its buffer with this
+// rank's gradient, off the clock (the engine's gradient is fresh every
+// iteration too). Both start after a barrier; they alternate repetition by
+// repetition (so drift in the machine's load hits both alike); each repetition's time is the
 // slowest rank's; the figure is the median over R repetitions after R/5
 // warm-up ones. overhead = runtime / raw - 1.
 #include <mpi.h>
@@ -48,7 +50,8 @@ struct RuntimeTimes {
 };
 
 RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, BucketExchange& x,
-                          const std::vector<float>& gradient, std::vector<float>& aggregate) {
+                          const std::vector<float>& fresh, std::vector<float>& gradient, std::vector<float>& aggregate) {
+  std::copy(fresh.begin(), fresh.end(), gradient.begin());
   comm.submit([](Communicator& c) { c.barrier(); }, "barrier");
   comm.drain(kTimeout);
   const auto seconds = [](Clock::time_point a, Clock::time_point b) {
@@ -74,7 +77,8 @@ RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, BucketExc
   return {seconds(start, done), seconds(start, packed), seconds(began, ended), seconds(received, done)};
 }
 
-double raw_path(CommThread& comm, std::vector<float>& buffer) {
+double raw_path(CommThread& comm, const std::vector<float>& fresh, std::vector<float>& buffer) {
+  std::copy(fresh.begin(), fresh.end(), buffer.begin());
   double seconds = 0;
   comm.submit(
       [&](Communicator&) {
@@ -98,19 +102,19 @@ Figures measure(CommThread& comm, int64_t n, int reps) {
   BucketExchange x;
   x.bucket.first_tensor = 0, x.bucket.end_tensor = 1, x.bucket.elements = n;
   x.bucket.collective = Collective::kAllreduce;
-  const std::vector<float> gradient = kernels::gaussian_gradient(n, 7 + uint64_t(comm.rank()), 1.0);
-  std::vector<float> aggregate(static_cast<size_t>(n)), buffer = gradient;
+  const std::vector<float> fresh = kernels::gaussian_gradient(n, 7 + uint64_t(comm.rank()), 1.0);
+  std::vector<float> aggregate(static_cast<size_t>(n)), gradient = fresh, buffer = fresh;
   std::vector<double> runtime, raw, payload, collective, average;
   const int warmup = std::max(1, reps / 5);
   for (int i = 0; i < warmup + reps; ++i) {
     RuntimeTimes a;
     double b;
     if (i % 2) {
-      a = runtime_path(comm, layout, x, gradient, aggregate);
-      b = raw_path(comm, buffer);
+      a = runtime_path(comm, layout, x, fresh, gradient, aggregate);
+      b = raw_path(comm, fresh, buffer);
     } else {
-      b = raw_path(comm, buffer);
-      a = runtime_path(comm, layout, x, gradient, aggregate);
+      b = raw_path(comm, fresh, buffer);
+      a = runtime_path(comm, layout, x, fresh, gradient, aggregate);
     }
     if (i < warmup) continue;
     runtime.push_back(a.total);

@@ -173,7 +173,7 @@ std::unique_ptr<BucketExchange> RankEngine::reuse_exchange() {
   spare_.pop_back();
   x->lost = 0;
   x->reused_threshold = nullptr;
-  x->dense_send = nullptr;  // set again by fill_payload
+  x->dense = nullptr;  // set again by fill_payload
   x->shard_out = nullptr;
   return x;
 }

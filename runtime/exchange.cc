@@ -84,7 +84,7 @@ std::string describe_flush(const BucketExchange& x) {
 }
 
 bool BucketExchange::packs_payload() const {
-  return !(dense_reduction(bucket) && dense_send != values.data());
+  return !(dense_reduction(bucket) && dense != values.data());
 }
 
 int64_t BucketExchange::bytes_sent() const {
@@ -94,16 +94,19 @@ int64_t BucketExchange::bytes_sent() const {
   return sent_count * (values_only ? 4 : 8);
 }
 
-void fill_payload(BucketExchange& x, const ModelLayout& layout, const float* send,
+void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
                   const std::vector<RangeSelection>& selections) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
   if (dense_reduction(x.bucket)) {
     const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
     x.sent_count = x.bucket.elements;
+    if (whole) {
+      x.dense = send + base;
+      return;
+    }
     // Resized, not cleared: a reused exchange of the same size writes in place.
     x.values.resize(size_t(x.sent_count));
-    x.dense_send = whole ? send + base : x.values.data();
-    if (whole) return;
+    x.dense = x.values.data();
     float* out = x.values.data();
     for (const Segment& s : x.segments) {
       if (s.included) out = std::copy(send + layout.offset[s.first], send + layout.offset[s.end], out);
@@ -145,7 +148,7 @@ void run_collective(BucketExchange& x, Communicator& comm) {
   }
   const int P = comm.size();
   if (x.bucket.collective == Collective::kAllreduce) {
-    comm.allreduce_sum(x.dense_send, x.values.data(), x.sent_count);
+    comm.allreduce_sum(x.dense, x.dense, x.sent_count);
     return;
   }
   if (x.bucket.collective == Collective::kReduceScatter) {
@@ -153,10 +156,10 @@ void run_collective(BucketExchange& x, Communicator& comm) {
     // (copied, reusing VALUES); rank r keeps the sums of block r.
     const int64_t n = x.bucket.elements;
     x.shard = (n + P - 1) / P;
-    const float* in = x.dense_send;
+    const float* in = x.dense;
     if (x.shard * P != n) {
       x.values.resize(size_t(x.shard * P));
-      std::copy(x.dense_send, x.dense_send + n, x.values.begin());
+      std::copy(x.dense, x.dense + n, x.values.begin());
       std::fill(x.values.begin() + n, x.values.end(), 0.0f);
       in = x.values.data();
     }
@@ -210,7 +213,7 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
     return;
   }
   if (x.bucket.collective == Collective::kAllreduce) {
-    const float* sum = x.values.data();
+    const float* sum = x.dense;
     for (const Segment& s : x.segments) {
       if (!s.included) continue;
       const int64_t n = layout.elements(s.first, s.end);

@@ -61,12 +61,15 @@ struct BucketExchange {
   policy::Bucket bucket;
   int iteration = 0, index = 0;  // the index-th flush of the iteration
   std::vector<Segment> segments;
-  // Sent: pairs (allgather) or dense values (allreduce). An allreduce's sum
-  // lands in VALUES; it reads from DENSE_SEND: the gradient itself when the
-  // bucket carries its whole range (contiguous there, so nothing is copied),
-  // else VALUES, where the carried segments were gathered.
+  // Sent: pairs (allgather) or dense values (allreduce, reduce-scatter).
+  // DENSE is where the dense values are: the gradient itself when the bucket
+  // carries its whole range (contiguous there, so nothing is copied), else
+  // VALUES, where the carried segments were gathered. An allreduce sums in
+  // place there (a raw MPI_IN_PLACE reduction: no copy into a receive
+  // buffer), so a whole-range allreduce leaves the sum in the gradient,
+  // whose range no later work of the iteration reads.
   std::vector<float> values;
-  const float* dense_send = nullptr;
+  float* dense = nullptr;
   std::vector<int32_t> indices;
   // Received (allgather): per-rank counts as gathered (after padding for
   // pad-to-max) and every rank's pairs in rank order.
@@ -104,10 +107,10 @@ std::string describe_flush(const BucketExchange& exchange);
 
 // Fills EXCHANGE's payload from SEND (the model's flat contribution: the
 // gradient, with each selection's sent values written at its positions).
-// Pairs are built by kernels::pack. A dense allreduce over a whole range
-// sends from SEND itself, which must then stay unchanged until the
-// collective has run.
-void fill_payload(BucketExchange& exchange, const ModelLayout& layout, const float* send,
+// Pairs are built by kernels::pack. A dense allreduce or reduce-scatter over
+// a whole range works on SEND itself: unchanged until the collective runs,
+// and an allreduce's sum afterwards.
+void fill_payload(BucketExchange& exchange, const ModelLayout& layout, float* send,
                   const std::vector<RangeSelection>& selections);
 
 // Runs the bucket's collective (communication thread). Allgathers first

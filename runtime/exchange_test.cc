@@ -168,7 +168,7 @@ TEST(Exchange, ReduceScatterKeepsThisRanksAveragedBlock) {
   x.bucket = bucket(Collective::kReduceScatter, 0, 2, 10, 10);
   x.segments = bucket_segments(x.bucket, layout, {-1, -1}, {});
   fill_payload(x, layout, send.data(), {});
-  EXPECT_EQ(x.dense_send, send.data());  // no copy
+  EXPECT_EQ(x.dense, send.data());  // no copy
   EXPECT_FALSE(x.packs_payload());
   ScriptedPeer peer;
   peer.peer_values = {10, 20, 30, 40, 50};
@@ -327,18 +327,17 @@ TEST(PairChecksum, SeesOrderCountAndBits) {
   EXPECT_NE(pair_checksum(zeros.data(), i.data(), 0), pair_checksum(zeros.data(), i.data(), 1));
 }
 
-// A bucket carrying its whole range is sent from the gradient, uncopied, and
-// a reused exchange receives into the buffer it already has.
-TEST(Exchange, WholeRangeAllreduceSendsFromTheGradient) {
+// A bucket carrying its whole range is reduced in place in the gradient,
+// uncopied, with no receive buffer of its own.
+TEST(Exchange, WholeRangeAllreduceReducesInTheGradient) {
   ModelLayout layout = two_tensors();
   std::vector<float> send(10);
   std::iota(send.begin(), send.end(), 1.0f);
-  const std::vector<float> before = send;
   BucketExchange x;
   x.bucket = bucket(Collective::kAllreduce, 0, 2, 10, 10);
   x.segments = bucket_segments(x.bucket, layout, {-1, -1}, {});
   fill_payload(x, layout, send.data(), {});
-  EXPECT_EQ(x.dense_send, send.data());
+  EXPECT_EQ(x.dense, send.data());
   EXPECT_EQ(x.sent_count, 10);
   EXPECT_FALSE(x.packs_payload());
   ScriptedPeer peer;
@@ -347,10 +346,8 @@ TEST(Exchange, WholeRangeAllreduceSendsFromTheGradient) {
   std::vector<float> aggregate(10, -1.0f), scratch;
   apply_result(x, layout, 2, aggregate.data(), scratch);
   EXPECT_EQ(aggregate, std::vector<float>(10, 5.0f));  // (i + 1 + 9 - i) / 2
-  EXPECT_EQ(send, before);
-  const float* receive = x.values.data();
-  fill_payload(x, layout, send.data(), {});
-  EXPECT_EQ(x.values.data(), receive);
+  EXPECT_EQ(send, std::vector<float>(10, 10.0f));      // the sum, in place
+  EXPECT_TRUE(x.values.empty());                       // nothing allocated
 }
 
 TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
@@ -363,7 +360,7 @@ TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
   x.segments = bucket_segments(x.bucket, layout, {-1, 0}, made);
   fill_payload(x, layout, send.data(), made);
   EXPECT_EQ(x.values, (std::vector<float>{1, 2, 3, 4}));
-  EXPECT_EQ(x.dense_send, x.values.data());  // part of the range: gathered, then reduced in place
+  EXPECT_EQ(x.dense, x.values.data());  // part of the range: gathered, then reduced in place
   EXPECT_TRUE(x.packs_payload());
   ScriptedPeer peer;
   peer.peer_values = {3, 2, 1, 0};
