@@ -51,4 +51,17 @@ ForwardTimes forward_times(const Trace& trace, const policy::GradientModel& mode
   return out;
 }
 
+std::vector<StageTimes> stage_times(const policy::ForwardPlan& plan, const ForwardTimes& times) {
+  std::vector<StageTimes> out;
+  for (const auto& stage : plan.stages) {
+    StageTimes sum;
+    for (int t = stage.first_tensor; t < stage.end_tensor; ++t) {
+      sum.forward += times.tensor_ns.at(size_t(t));
+      sum.optimizer += times.optimizer_ns.at(size_t(t));
+    }
+    out.push_back(sum);
+  }
+  return out;
+}
+
 }  // namespace sparsefuse::model

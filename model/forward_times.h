@@ -20,6 +20,7 @@
 #include "common/time.h"
 #include "common/trace.h"
 #include "policy/gradient_model.h"
+#include "policy/scheme.h"
 
 namespace sparsefuse::model {
 
@@ -31,5 +32,12 @@ struct ForwardTimes {
 
 // Nominal times, multiplied by COMPUTE_SCALE.
 ForwardTimes forward_times(const Trace& trace, const policy::GradientModel& model, double compute_scale);
+
+// What one stage of a forward plan runs: its tensors' forward and their
+// share of the optimizer, summed.
+struct StageTimes {
+  TimeNs forward = 0, optimizer = 0;
+};
+std::vector<StageTimes> stage_times(const policy::ForwardPlan& plan, const ForwardTimes& times);
 
 }  // namespace sparsefuse::model

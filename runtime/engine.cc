@@ -31,6 +31,7 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
   synchronized_.assign(size_t(layout.tensors()), false);
   ready_offsets_.assign(size_t(layout.tensors()), 0);
   if (forward_plan_) {
+    stage_times_ = model::stage_times(*forward_plan_, config_.forward_split);
     stage_of_.assign(size_t(layout.tensors()), -1);
     gathers_.resize(forward_plan_->stages.size());
     for (size_t g = 0; g < gathers_.size(); ++g) {
@@ -368,9 +369,8 @@ void RankEngine::post_gather(int g) {
 // as waiting.
 void RankEngine::replay_gated_forward(bool first) {
   const auto& stages = forward_plan_->stages;
-  const model::ForwardTimes& split = config_.forward_split;
   if (gathers_[0].owed) post_gather(0);  // at the iteration start
-  TimeNs clock = scaled(split.lead_ns);
+  TimeNs clock = scaled(config_.forward_split.lead_ns);
   wait_until(clock);
   for (size_t g = 0; g < stages.size(); ++g) {
     if (StageGather& s = gathers_[g]; s.ticket) {
@@ -382,15 +382,11 @@ void RankEngine::replay_gated_forward(bool first) {
       clock = std::max(clock, after);
     }
     if (g + 1 < stages.size() && gathers_[g + 1].owed) post_gather(int(g + 1));
-    TimeNs optimizer = 0, forward = 0;
-    for (int t = stages[g].first_tensor; t < stages[g].end_tensor; ++t) {
-      forward += split.tensor_ns[size_t(t)];
-      optimizer += first ? 0 : split.optimizer_ns[size_t(t)];
-    }
-    gated_optimizer_ += scaled(optimizer);
-    clock += scaled(optimizer);
+    const TimeNs optimizer = first ? 0 : scaled(stage_times_[g].optimizer);
+    gated_optimizer_ += optimizer;
+    clock += optimizer;
     wait_until(clock);
-    clock += scaled(forward);
+    clock += scaled(stage_times_[g].forward);
     wait_until(clock);
   }
 }

@@ -178,6 +178,7 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
     bool owed = false;  // a reduce-scatter filled the shard; its all-gather has not been posted
   };
   std::vector<StageGather> gathers_;
+  std::vector<model::StageTimes> stage_times_;  // the forward split, per stage
   std::vector<int> stage_of_;  // per tensor: the forward stage it belongs to
   policy::WorkerPolicy* policy_;  // own_policy_ or the session's reporter
   std::unique_ptr<Compressor> compressor_;

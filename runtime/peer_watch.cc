@@ -124,9 +124,12 @@ std::unique_ptr<PeerWatch> PeerWatch::join(int64_t suffix, int rank, int size) {
 }
 
 std::unique_ptr<PeerWatch> PeerWatch::start(CommThread& comm, std::chrono::milliseconds timeout) {
+  if (comm.size() == 1) return nullptr;
   const int64_t mine = comm.rank() == 0 ? make_job_directory() : 0;
   const std::vector<int64_t> all = comm.allgather(mine, "the start-up exchange of the peer-watch directory", timeout);
-  return join(all.at(0), comm.rank(), comm.size());
+  std::unique_ptr<PeerWatch> watch = join(all.at(0), comm.rank(), comm.size());
+  if (watch) comm.set_peer_watch(watch.get());
+  return watch;
 }
 
 PeerWatch::PeerWatch(std::string dir, int rank, int size, Slot* slot)

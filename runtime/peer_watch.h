@@ -25,8 +25,10 @@ class CommThread;
 class PeerWatch {
  public:
   // Rank 0 makes the job's directory and every rank learns it (one collective
-  // on COMM); nullptr where that or this rank's file fails (the run goes on
-  // without a watch).
+  // on COMM), and COMM records its jobs in the watch and names the peers in
+  // its timeout messages (the caller keeps the watch until COMM's jobs are
+  // done). nullptr with one rank (no peers, no collective), or where the
+  // directory or this rank's file fails (the run goes on without a watch).
   static std::unique_ptr<PeerWatch> start(CommThread& comm, std::chrono::milliseconds timeout);
   // Rank 0's part: a fresh directory; returns its name's unique suffix packed
   // into an integer (0: none could be made). Also removes the directories of

@@ -6,17 +6,7 @@
 namespace sparsefuse::sim {
 
 GatedForward::GatedForward(const policy::ForwardPlan& plan, const ForwardTimes& times)
-    : plan_(plan), lead_ns_(times.lead_ns) {
-  for (const auto& stage : plan.stages) {
-    TimeNs forward = 0, optimizer = 0;
-    for (int t = stage.first_tensor; t < stage.end_tensor; ++t) {
-      forward += times.tensor_ns[t];
-      optimizer += times.optimizer_ns[t];
-    }
-    stage_forward_.push_back(forward);
-    stage_optimizer_.push_back(optimizer);
-  }
-}
+    : plan_(plan), lead_ns_(times.lead_ns), stage_times_(model::stage_times(plan, times)) {}
 
 void GatedForward::run(int iteration, bool first, const Previous& previous, std::vector<WorkerStreams>& streams,
                        const std::function<model::CollectiveCost(const policy::Bucket&)>& deferred_cost,
@@ -60,8 +50,8 @@ void GatedForward::run(int iteration, bool first, const Previous& previous, std:
       deferred_.emplace_back(op_start, op_end);
       gate = std::max(gate, op_end);
     }
-    const double stage_optimizer = first ? 0.0 : double(stage_optimizer_[g]);
-    const double stage_forward = double(stage_forward_[g]);
+    const double stage_optimizer = first ? 0.0 : double(stage_times_[g].optimizer);
+    const double stage_forward = double(stage_times_[g].forward);
     for (int w = 0; w < W; ++w) {
       const TimeNs clock = clock_[w], ready = std::max(clock, gate);
       if (ready > clock) {

@@ -53,7 +53,7 @@ class GatedForward {
  private:
   const policy::ForwardPlan& plan_;
   TimeNs lead_ns_;
-  std::vector<TimeNs> stage_forward_, stage_optimizer_;
+  std::vector<model::StageTimes> stage_times_;
   std::vector<TimeNs> clock_, stage_start_, compute_, optimizer_, exposed_, wait_;
   std::vector<double> scale_;
   std::vector<Interval> deferred_;

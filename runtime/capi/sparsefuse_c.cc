@@ -108,10 +108,7 @@ int sf_comm_create(double timeout_s, sf_comm** out) {
     });
     // A timed-out collective then names the peer that held it up (a collective:
     // every rank creates its communicator at the same point).
-    if (comm->thread->size() > 1) {
-      comm->watch = rt::PeerWatch::start(*comm->thread, comm->timeout);
-      comm->thread->set_peer_watch(comm->watch.get());
-    }
+    comm->watch = rt::PeerWatch::start(*comm->thread, comm->timeout);
     *out = comm.release();
   });
 }

@@ -141,15 +141,11 @@ static void read_limits(const po::variables_map& vm, runtime::RunOptions& run) {
 // Every rank's heartbeat and current job, for timeout messages: a collective,
 // so called where every rank runs the same (after the agreement checks).
 std::unique_ptr<runtime::PeerWatch> watch_peers(runtime::CommThread& comm, std::chrono::milliseconds timeout) {
-  if (comm.size() == 1) return nullptr;
-  std::unique_ptr<runtime::PeerWatch> watch;
   try {
-    watch = runtime::PeerWatch::start(comm, timeout);
+    return runtime::PeerWatch::start(comm, timeout);
   } catch (const std::exception& e) {
     die(comm.rank(), e.what());
   }
-  if (watch) comm.set_peer_watch(watch.get());
-  return watch;
 }
 
 // --device: "cpu" (MPI, CPU kernels) or "cuda" (NCCL, CUDA kernels), which
