@@ -8,12 +8,14 @@
 //    threshold sets of the same accumulated values (their thresholds may
 //    differ from the CPU's in the last bits) and conserve the gradient;
 //  - whole runs over NcclCommunicator on one rank (NCCL works on one GPU)
-//    with CudaCompressor and --check's oracle, for dense, top-k, equal-slice,
-//    ADTopk and threshold presets.
+//    with CudaCompressor and --check's oracle, for every preset the runtime
+//    replays (dense, fused, scheduled, top-k, threshold, sparse allreduces).
 #include <gtest/gtest.h>
 
+#include "common/input_error.h"
 #include "kernels/synthetic.h"
 #include "model/plan.h"
+#include "policy/presets.h"
 #include "runtime/cuda_compressor.h"
 #include "runtime/driver.h"
 #include "runtime/nccl_communicator.h"
@@ -74,8 +76,12 @@ TEST(CudaCompressor, EveryKernelPathAgainstTheCpu) {
   }
 }
 
-TEST(NcclRuntime, OneRankRunsPassTheOracle) {
-  for (const char* preset : {"wfbp", "topk-layerwise", "fgbuff", "ssfusion", "adtopk", "safusion"}) {
+// Every preset in the catalog that the runtime replays, so a preset added to
+// the catalog is covered here without editing this list. The runtime refuses
+// bytescheduler alone (its launch scheduler); any other refusal fails.
+TEST(NcclRuntime, EveryPresetOnOneRankPassesTheOracle) {
+  int ran = 0;
+  for (const std::string& preset : policy::preset_names()) {
     SCOPED_TRACE(preset);
     Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
                 {"workers", 1},
@@ -84,16 +90,25 @@ TEST(NcclRuntime, OneRankRunsPassTheOracle) {
                 {"scheme", preset},
                 {"compression", {{"density", 0.1}}}};
     const model::Scenario s = model::parse_scenario(doc, "tiny.json");
+    std::unique_ptr<model::ScenarioPlan> plan;
+    try {
+      plan = plan_for_runtime(s, 1);
+    } catch (const InputError& refused) {
+      EXPECT_EQ(preset, "bytescheduler") << refused.what();
+      continue;
+    }
     CommThread comm([] { return std::make_unique<NcclCommunicator>(std::make_unique<LoopbackCommunicator>()); });
     RunOptions options;
     options.check = true;
     options.transport = "nccl";
     options.device = "cuda";
     options.make_compressor = [](const ModelLayout& layout) { return std::make_unique<CudaCompressor>(layout, 0); };
-    const RunOutcome outcome = run_scenario(s, *plan_for_runtime(s, 1), comm, options);
+    const RunOutcome outcome = run_scenario(s, *plan, comm, options);
     EXPECT_EQ(outcome.check_failure, "");
     EXPECT_EQ(outcome.executor["device"], "cuda");
+    ++ran;
   }
+  EXPECT_EQ(ran, int(policy::preset_names().size()) - 1);
 }
 
 }  // namespace

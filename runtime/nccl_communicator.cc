@@ -68,9 +68,23 @@ NcclCommunicator::~NcclCommunicator() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-void NcclCommunicator::begin_timing() { check(cudaEventRecord(start_, stream_), "cudaEventRecord"); }
+// Copies N elements between host and device: in on the communication stream
+// (ordered before the collective), out synchronously (the caller reads them next).
+template <class T>
+void NcclCommunicator::copy_in(T* device, const T* host, int64_t n, const char* what) {
+  check(cudaMemcpyAsync(device, host, size_t(n) * sizeof(T), cudaMemcpyHostToDevice, stream_), what);
+}
 
-void NcclCommunicator::end_timing() {
+template <class T>
+void NcclCommunicator::copy_out(T* host, const T* device, int64_t n, const char* what) {
+  check(cudaMemcpy(host, device, size_t(n) * sizeof(T), cudaMemcpyDeviceToHost), what);
+}
+
+// Enqueues LAUNCH (the NCCL calls) between the two timing events and waits.
+template <class Launch>
+void NcclCommunicator::timed(Launch launch) {
+  check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+  launch();
   check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
   check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize(communication)");
   check(cudaEventElapsedTime(&last_ms_, start_, stop_), "cudaEventElapsedTime");
@@ -79,12 +93,9 @@ void NcclCommunicator::end_timing() {
 void NcclCommunicator::allreduce_sum(const float* send, float* recv, int64_t n) {
   if (n == 0) return;
   float* d = at_least(send_, n);
-  const size_t bytes = size_t(n) * sizeof(float);
-  check(cudaMemcpyAsync(d, send, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync(allreduce in)");
-  begin_timing();
-  nccl_check(ncclAllReduce(d, d, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclAllReduce");
-  end_timing();
-  check(cudaMemcpy(recv, d, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(allreduce out)");
+  copy_in(d, send, n, "cudaMemcpyAsync(allreduce in)");
+  timed([&] { nccl_check(ncclAllReduce(d, d, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclAllReduce"); });
+  copy_out(recv, d, n, "cudaMemcpy(allreduce out)");
 }
 
 void NcclCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n) {
@@ -92,12 +103,11 @@ void NcclCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n
   const int64_t total = n * size();
   float* d_in = at_least(send_, total);
   float* d_out = at_least(receive_, n);
-  check(cudaMemcpyAsync(d_in, in, size_t(total) * sizeof(float), cudaMemcpyHostToDevice, stream_),
-        "cudaMemcpyAsync(reduce-scatter in)");
-  begin_timing();
-  nccl_check(ncclReduceScatter(d_in, d_out, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclReduceScatter");
-  end_timing();
-  check(cudaMemcpy(out, d_out, size_t(n) * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy(reduce-scatter out)");
+  copy_in(d_in, in, total, "cudaMemcpyAsync(reduce-scatter in)");
+  timed([&] {
+    nccl_check(ncclReduceScatter(d_in, d_out, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclReduceScatter");
+  });
+  copy_out(out, d_out, n, "cudaMemcpy(reduce-scatter out)");
 }
 
 void NcclCommunicator::allgather_values(const float* in, float* out, int64_t n) {
@@ -105,12 +115,9 @@ void NcclCommunicator::allgather_values(const float* in, float* out, int64_t n) 
   const int64_t total = n * size();
   float* d_in = at_least(send_, n);
   float* d_out = at_least(receive_, total);
-  check(cudaMemcpyAsync(d_in, in, size_t(n) * sizeof(float), cudaMemcpyHostToDevice, stream_),
-        "cudaMemcpyAsync(allgather in)");
-  begin_timing();
-  nccl_check(ncclAllGather(d_in, d_out, size_t(n), ncclFloat, comm_, stream_), "ncclAllGather");
-  end_timing();
-  check(cudaMemcpy(out, d_out, size_t(total) * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy(allgather out)");
+  copy_in(d_in, in, n, "cudaMemcpyAsync(allgather in)");
+  timed([&] { nccl_check(ncclAllGather(d_in, d_out, size_t(n), ncclFloat, comm_, stream_), "ncclAllGather"); });
+  copy_out(out, d_out, total, "cudaMemcpy(allgather out)");
 }
 
 void NcclCommunicator::allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
@@ -122,26 +129,22 @@ void NcclCommunicator::allgatherv(const float* values, const int32_t* indices, c
   int32_t* d_indices = at_least(send_indices_, std::max<int64_t>(mine, 1));
   float* all_v = at_least(receive_, total);
   int32_t* all_i = at_least(receive_indices_, total);
-  check(cudaMemcpyAsync(d_values, values, size_t(mine) * sizeof(float), cudaMemcpyHostToDevice, stream_),
-        "cudaMemcpyAsync(allgatherv values in)");
-  check(cudaMemcpyAsync(d_indices, indices, size_t(mine) * sizeof(int32_t), cudaMemcpyHostToDevice, stream_),
-        "cudaMemcpyAsync(allgatherv indices in)");
-  begin_timing();
+  copy_in(d_values, values, mine, "cudaMemcpyAsync(allgatherv values in)");
+  copy_in(d_indices, indices, mine, "cudaMemcpyAsync(allgatherv indices in)");
   // Rank r's block is broadcast from r into its place in every rank's output.
-  nccl_check(ncclGroupStart(), "ncclGroupStart");
-  for (int64_t r = 0, at = 0; r < P; at += counts[size_t(r)], ++r) {
-    if (counts[size_t(r)] == 0) continue;
-    nccl_check(ncclBroadcast(d_values, all_v + at, size_t(counts[size_t(r)]), ncclFloat, int(r), comm_, stream_),
-               "ncclBroadcast(values)");
-    nccl_check(ncclBroadcast(d_indices, all_i + at, size_t(counts[size_t(r)]), ncclInt32, int(r), comm_, stream_),
-               "ncclBroadcast(indices)");
-  }
-  nccl_check(ncclGroupEnd(), "ncclGroupEnd");
-  end_timing();
-  check(cudaMemcpy(all_values, all_v, size_t(total) * sizeof(float), cudaMemcpyDeviceToHost),
-        "cudaMemcpy(allgatherv values out)");
-  check(cudaMemcpy(all_indices, all_i, size_t(total) * sizeof(int32_t), cudaMemcpyDeviceToHost),
-        "cudaMemcpy(allgatherv indices out)");
+  timed([&] {
+    nccl_check(ncclGroupStart(), "ncclGroupStart");
+    for (int64_t r = 0, at = 0; r < P; at += counts[size_t(r)], ++r) {
+      if (counts[size_t(r)] == 0) continue;
+      nccl_check(ncclBroadcast(d_values, all_v + at, size_t(counts[size_t(r)]), ncclFloat, int(r), comm_, stream_),
+                 "ncclBroadcast(values)");
+      nccl_check(ncclBroadcast(d_indices, all_i + at, size_t(counts[size_t(r)]), ncclInt32, int(r), comm_, stream_),
+                 "ncclBroadcast(indices)");
+    }
+    nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+  });
+  copy_out(all_values, all_v, total, "cudaMemcpy(allgatherv values out)");
+  copy_out(all_indices, all_i, total, "cudaMemcpy(allgatherv indices out)");
 }
 
 }  // namespace sparsefuse::runtime

@@ -54,8 +54,12 @@ class NcclCommunicator : public Communicator {
   static std::string nccl_version();
 
  private:
-  void begin_timing();
-  void end_timing();  // synchronises the stream
+  template <class T>
+  void copy_in(T* device, const T* host, int64_t n, const char* what);
+  template <class T>
+  void copy_out(T* host, const T* device, int64_t n, const char* what);
+  template <class Launch>
+  void timed(Launch launch);  // synchronises the stream
 
   std::unique_ptr<Communicator> host_;
   int device_ = 0;

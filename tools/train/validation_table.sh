@@ -22,8 +22,7 @@ shift 5
 py=/usr/bin/python3
 mkdir -p "$out"
 status=0
-echo "| scheme | buckets (same as simulated) | iteration measured (ms) | simulated (ms) | error | per-bucket compression error: mean abs / worst bucket | bucket compression sum error |"
-echo "|---|---|---|---|---|---|---|"
+"$py" "$(dirname "$0")/validation_row.py" --header scheme
 for scheme in "$@"; do
   dir=$out/$scheme
   trained=0
@@ -42,21 +41,6 @@ for scheme in "$@"; do
     status=1
     continue
   fi
-  "$py" - "$dir/v/validation.json" "$scheme" <<'PY'
-import json, sys
-v = json.load(open(sys.argv[1]))
-metric = {m["name"]: m for m in v["metrics"]}
-it = metric["iteration time, mean (ms)"]
-summed = metric["bucket compression, sum (ms)"]["relative_error"]
-buckets = v["buckets"]
-pct = lambda e: "n/a" if e is None else f"{100 * e:+.1f}%"
-per_bucket = "n/a (none measured)"
-if v["worst_compression_bucket"] >= 0:
-    w = buckets[v["worst_compression_bucket"]]
-    worst = (w["simulated_compression_s"] - w["measured_compression_s"]) / w["measured_compression_s"]
-    per_bucket = f"{100 * v['mean_abs_bucket_compression_error']:.1f}% / {pct(worst)}"
-print(f"| {sys.argv[2]} | {len(buckets)} ({'yes' if v['same_buckets'] else 'no: ' + v['bucket_difference']}) | "
-      f"{it['measured']:.1f} | {it['simulated']:.1f} | {pct(it['relative_error'])} | {per_bucket} | {pct(summed)} |")
-PY
+  "$py" "$(dirname "$0")/validation_row.py" "$dir/v/validation.json" "$scheme"
 done
 exit $status

@@ -1,0 +1,43 @@
+"""One markdown row from a `sparsefuse validate --out DIR` file (DIR/validation.json):
+bucket count and whether the sequence equals the simulator's, iteration time measured
+and simulated and the error, the per-bucket compression error (mean |error|, worst
+bucket) and the error of the buckets' summed compression time.
+
+    validation_row.py --header FIRST_COLUMN      the header and separator lines
+    validation_row.py VALIDATION_JSON LABEL      one row, LABEL in the first column
+
+Shared by tools/train/validation_table.sh (train runs) and
+tools/device/replay.sh (GPU replays)."""
+import json
+import sys
+
+
+def pct(e):
+    return "n/a" if e is None else f"{100 * e:+.1f}%"
+
+
+def row(path, label):
+    v = json.load(open(path))
+    metric = {m["name"]: m for m in v["metrics"]}
+    it = metric["iteration time, mean (ms)"]
+    summed = metric["bucket compression, sum (ms)"]["relative_error"]
+    buckets = v["buckets"]
+    per_bucket = "n/a (none measured)"
+    if v["worst_compression_bucket"] >= 0:
+        w = buckets[v["worst_compression_bucket"]]
+        worst = (w["simulated_compression_s"] - w["measured_compression_s"]) / w["measured_compression_s"]
+        per_bucket = f"{100 * v['mean_abs_bucket_compression_error']:.1f}% / {pct(worst)}"
+    same = "yes" if v["same_buckets"] else "no: " + v["bucket_difference"]
+    return (f"| {label} | {len(buckets)} ({same}) | {it['measured']:.1f} | {it['simulated']:.1f} | "
+            f"{pct(it['relative_error'])} | {per_bucket} | {pct(summed)} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--header":
+        print(f"| {sys.argv[2]} | buckets (same as simulated) | iteration measured (ms) | simulated (ms) | error | "
+              "per-bucket compression error: mean abs / worst bucket | bucket compression sum error |")
+        print("|---|---|---|---|---|---|---|")
+    elif len(sys.argv) == 3:
+        print(row(sys.argv[1], sys.argv[2]))
+    else:
+        sys.exit("usage: validation_row.py --header FIRST_COLUMN | VALIDATION_JSON LABEL")
