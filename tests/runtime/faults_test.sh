@@ -26,28 +26,13 @@ expect() {
   grep -Eq "$4" "$1" || fail "$5: no line matching '$4': $(tail -20 "$1")"
 }
 
-# The PID of rank R of the mpirun started under LAUNCHER (waits up to 60 s).
-rank_pid() {
-  local launcher=$1 rank=$2 pid
-  for _ in $(seq 1 120); do
-    for pid in $(pgrep -f "sparsefuse run"); do
-      if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$rank" &&
-         [[ -n $(pgrep -P "$launcher") ]]; then
-        echo "$pid"
-        return
-      fi
-    done
-    sleep 0.5
-  done
-}
-
 # A signal to rank 1 two seconds into a long run.
 signal_rank1() {
   local signal=$1 name=$2
   shift 2
   "${mpi[@]}" -np 2 "$sf" run "$tmp/tiny4.json" "${long[@]}" --timeout 2 --out "$tmp/$name" "$@" >"$tmp/$name.log" 2>&1 &
   local launcher=$! victim
-  victim=$(rank_pid "$launcher" 1)
+  victim=$(rank_pid "sparsefuse run" 1 "$launcher")
   [[ -n "$victim" ]] || { fail "$name: rank 1 never started: $(cat "$tmp/$name.log")"; kill "$launcher"; return; }
   sleep 2
   kill "-$signal" "$victim"

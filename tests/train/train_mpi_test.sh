@@ -63,11 +63,8 @@ timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$sf" train --model
   --data "$task:shards" --batch 16 --scheme wfbp --warmup 0 --iterations 1000000 --profile-iterations 1 \
   --timeout 2 --out "$tmp/stopped" >"$tmp/stopped.log" 2>&1 &
 launcher=$!
-victim=
-for _ in $(seq 1 120); do  # rank 1's Python process, once it trains
-  for pid in $(pgrep -f sparsefuse_torch); do
-    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && victim=$pid
-  done
+victim=$(rank_pid sparsefuse_torch 1 "$launcher")  # rank 1's Python process
+for _ in $(seq 1 120); do  # once it trains
   [[ -n $victim ]] && grep -q "^training " "$tmp/stopped.log" && break
   sleep 0.5
 done
