@@ -1,6 +1,7 @@
 """Hand-checked cases for sparsefuse_profile's pure parts: statistics,
-ordering, gradient-less tensors, forward shares, and the CUDA clock's
-arithmetic with a stand-in for torch.cuda (no GPU needed).
+ordering, gradient-less tensors, forward shares, the CUDA clock's
+arithmetic with a stand-in for torch.cuda (no GPU needed), and synthetic
+workloads drawing a fresh batch every iteration.
 
 usage: check_units.py PACKAGE_DIR
 """
@@ -101,6 +102,29 @@ class CudaClock(unittest.TestCase):
         self.assertEqual(synced, [1])
         self.assertEqual(clock.ns(a, c), 2_500_000)
         self.assertEqual(clock.ns(b, c), 1_250_000)
+
+
+class SyntheticBatches(unittest.TestCase):
+    def test_every_iteration_draws_a_new_batch_and_its_own_loss(self):
+        import torch
+        from sparsefuse_profile import workloads
+        gen = torch.Generator().manual_seed(3)
+        w = workloads.from_file("tests/profile_model/tiny_model.py:make", ["16:int64:100", "32"], 2,
+                                torch.device("cpu"), gen)
+        first = [t.clone() for t in w.next_inputs()]
+        second = w.next_inputs()
+        self.assertEqual([tuple(t.shape) for t in second], [(2, 16), (2, 32)])
+        self.assertFalse(torch.equal(first[0], second[0]) or torch.equal(first[1], second[1]))
+        w.model(*second)  # the tiny model takes them
+        # A seed classifier's loss follows the current batch's labels: one
+        # output (random logits) scored against each draw's labels differs.
+        w = workloads.seed_or_torchvision("torchvision:resnet18", 4, None, 32, torch.device("cpu"), gen)
+        logits = torch.randn(4, 1000, generator=torch.Generator().manual_seed(5))
+        losses = set()
+        for _ in range(3):
+            w.next_inputs()
+            losses.add(round(float(w.loss(logits)), 6))
+        self.assertGreater(len(losses), 1)
 
 
 if __name__ == "__main__":

@@ -14,24 +14,39 @@ from sparsefuse_profile.errors import InputError
 
 class Workload:
     """model: the nn.Module (on the target device); inputs: positional
-    arguments of its forward; loss(output) -> scalar; optimizer: "adam" or "sgd"."""
+    arguments of its forward; loss(output) -> scalar, for the current inputs;
+    optimizer: "adam" or "sgd".
 
-    def __init__(self, name, description, model, inputs, loss, optimizer, input_description, batches=None):
+    Synthetic data is a fresh random batch every iteration (SYNTHETIC: a
+    function returning (inputs, loss)), never one batch repeated: trained on
+    one batch, a model memorises it within a few steps (ResNet-50 CIFAR at
+    batch 1: loss 0.00000 from the second step), its gradients underflow
+    through denormal floats, which the CPU computes on slowly (one backward
+    pass took 2.2 times as long), to exact zeros, and sparsifiers then select
+    from zeros: neither the timing nor the compression would be a training
+    run's."""
+
+    def __init__(self, name, description, model, optimizer, input_description, synthetic=None, batches=None,
+                 inputs=None, loss=None):
         self.name = name
         self.description = description
         self.model = model
-        self.inputs = inputs
-        self.loss = loss
         self.optimizer = optimizer
         self.input_description = input_description
+        self._synthetic = synthetic
         self._batches = batches  # a user's data: an iterator of forward arguments, cycled
+        if synthetic is not None:
+            self.inputs, self.loss = synthetic()
+        else:  # the first of BATCHES (which yields it again first)
+            self.inputs, self.loss = inputs, loss
 
     def next_inputs(self):
-        """The forward's positional arguments for the next iteration: the
-        synthetic inputs every time, or the user's next batch."""
-        if self._batches is None:
-            return self.inputs
-        self.inputs = next(self._batches)
+        """The forward's positional arguments for the next iteration: a new
+        synthetic batch (and its loss), or the user's next batch."""
+        if self._synthetic is not None:
+            self.inputs, self.loss = self._synthetic()
+        else:
+            self.inputs = next(self._batches)
         return self.inputs
 
 
@@ -84,7 +99,8 @@ def _logits(output):
     return output.logits if hasattr(output, "logits") else output
 
 
-def _classification(model, batch, image, classes, device, gen):
+def _classification(batch, image, classes, device, gen):
+    """A random batch of images and labels, and its loss."""
     images = torch.randn(batch, 3, image, image, generator=gen).to(device)
     labels = torch.randint(0, classes, (batch,), generator=gen).to(device)
     return [images], lambda out: F.cross_entropy(_logits(out), labels)
@@ -102,9 +118,9 @@ def seed_or_torchvision(spec, batch, seq_len, image_size, device, gen):
         name = spec[len("torchvision:"):]
         model = _torchvision_model(name, device)
         image = image_size or 224
-        inputs, loss = _classification(model, batch, image, _classes(model), device, gen)
-        return Workload(name, f"torchvision {name}, {_classes(model)} classes", model, inputs, loss, "sgd",
-                        f"{image}x{image} image")
+        classes = _classes(model)
+        return Workload(name, f"torchvision {name}, {classes} classes", model, "sgd", f"{image}x{image} image",
+                        lambda: _classification(batch, image, classes, device, gen))
     if spec not in SEEDS:
         raise InputError(f"--model: unknown model \"{spec}\"; expected one of {', '.join(SEEDS)}, "
                          "torchvision:NAME or FILE.py:FACTORY")
@@ -117,28 +133,34 @@ def seed_or_torchvision(spec, batch, seq_len, image_size, device, gen):
             raise InputError(f"--seq-len: expected 1..{SEQUENCE_LIMIT[kind]} for {spec}, got {seq}")
         model = build_seed_model(spec, device)
         if kind == "bert":
-            ids = torch.randint(0, 30528, (batch, seq), generator=gen).to(device)
-            types = torch.randint(0, 2, (batch, seq), generator=gen).to(device)
-            mask = torch.ones(batch, seq, dtype=torch.int64).to(device)
-            starts = torch.randint(0, seq, (batch,), generator=gen).to(device)
-            ends = torch.randint(0, seq, (batch,), generator=gen).to(device)
+            def squad_batch():
+                ids = torch.randint(0, 30528, (batch, seq), generator=gen).to(device)
+                types = torch.randint(0, 2, (batch, seq), generator=gen).to(device)
+                mask = torch.ones(batch, seq, dtype=torch.int64).to(device)
+                starts = torch.randint(0, seq, (batch,), generator=gen).to(device)
+                ends = torch.randint(0, seq, (batch,), generator=gen).to(device)
 
-            def loss(out):  # SQuAD: start and end position cross-entropy
-                return (F.cross_entropy(out[0], starts) + F.cross_entropy(out[1], ends)) / 2
-            return Workload(spec, description, model, [ids, types, mask], loss, optimizer, f"sequence length {seq}")
-        ids = torch.randint(0, 50257, (batch, seq), generator=gen).to(device)
+                def loss(out):  # SQuAD: start and end position cross-entropy
+                    return (F.cross_entropy(out[0], starts) + F.cross_entropy(out[1], ends)) / 2
+                return [ids, types, mask], loss
+            return Workload(spec, description, model, optimizer, f"sequence length {seq}", squad_batch)
 
-        def lm_loss(logits):  # next-token prediction on the input itself
-            return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
-        return Workload(spec, description, model, [ids], lm_loss, optimizer, f"sequence length {seq}")
+        def lm_batch():
+            ids = torch.randint(0, 50257, (batch, seq), generator=gen).to(device)
+
+            def loss(logits):  # next-token prediction on the input itself
+                return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+            return [ids], loss
+        return Workload(spec, description, model, optimizer, f"sequence length {seq}", lm_batch)
     if seq_len is not None:
         raise InputError(f"--seq-len: {spec} takes images; use --image-size")
     image = image_size or default_size
     if kind == "vit" and image % 16:
         raise InputError(f"--image-size: expected a multiple of the 16-pixel patch for {spec}, got {image}")
     model = build_seed_model(spec, device, image)
-    inputs, loss = _classification(model, batch, image, _classes(model), device, gen)
-    return Workload(spec, description, model, inputs, loss, optimizer, f"{image}x{image} image")
+    classes = _classes(model)
+    return Workload(spec, description, model, optimizer, f"{image}x{image} image",
+                    lambda: _classification(batch, image, classes, device, gen))
 
 
 def parse_input(text):
@@ -239,17 +261,21 @@ def from_file(spec, inputs_text, batch, device, gen, data=None):
     model = model.to(device)
     if data:
         first, batches, count = _user_batches(data, batch, device)
-        return Workload(factory, f"{os.path.basename(path)}:{factory}", model, first, _surrogate_loss, "sgd",
-                        f"{count} batches from {os.path.basename(data)}", batches)
-    tensors = []
-    for shape, dtype, high in shapes:
-        if dtype == "int64":
-            tensors.append(torch.randint(0, high, [batch] + shape, generator=gen).to(device))
-        else:
-            tensors.append(torch.randn([batch] + shape, generator=gen).to(device))
+        return Workload(factory, f"{os.path.basename(path)}:{factory}", model, "sgd",
+                        f"{count} batches from {os.path.basename(data)}", batches=batches, inputs=first,
+                        loss=_surrogate_loss)
+
+    def random_batch():
+        tensors = []
+        for shape, dtype, high in shapes:
+            if dtype == "int64":
+                tensors.append(torch.randint(0, high, [batch] + shape, generator=gen).to(device))
+            else:
+                tensors.append(torch.randn([batch] + shape, generator=gen).to(device))
+        return tensors, _surrogate_loss
     described = ", ".join(inputs_text)
-    return Workload(factory, f"{os.path.basename(path)}:{factory}", model, tensors, _surrogate_loss, "sgd",
-                    f"inputs {described} per sample")
+    return Workload(factory, f"{os.path.basename(path)}:{factory}", model, "sgd", f"inputs {described} per sample",
+                    random_batch)
 
 
 def resolve(args, device, gen):
