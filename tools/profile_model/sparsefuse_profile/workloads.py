@@ -13,9 +13,9 @@ from sparsefuse_profile.errors import InputError
 
 
 class Workload:
-    """model: the nn.Module (on the target device); inputs: positional
-    arguments of its forward; loss(output) -> scalar, for the current inputs;
-    optimizer: "adam" or "sgd".
+    """model: the nn.Module (on the target device); next_inputs(): the
+    positional arguments of its next forward; loss(output) -> scalar, for the
+    inputs next_inputs last returned; optimizer: "adam" or "sgd".
 
     Synthetic data is a fresh random batch every iteration (SYNTHETIC: a
     function returning (inputs, loss)), never one batch repeated: trained on
@@ -27,7 +27,7 @@ class Workload:
     run's."""
 
     def __init__(self, name, description, model, optimizer, input_description, synthetic=None, batches=None,
-                 inputs=None, loss=None):
+                 loss=None):
         self.name = name
         self.description = description
         self.model = model
@@ -35,19 +35,15 @@ class Workload:
         self.input_description = input_description
         self._synthetic = synthetic
         self._batches = batches  # a user's data: an iterator of forward arguments, cycled
-        if synthetic is not None:
-            self.inputs, self.loss = synthetic()
-        else:  # the first of BATCHES (which yields it again first)
-            self.inputs, self.loss = inputs, loss
+        self.loss = loss  # a user's data: one loss for every batch; synthetic: each batch's, set by next_inputs
 
     def next_inputs(self):
         """The forward's positional arguments for the next iteration: a new
         synthetic batch (and its loss), or the user's next batch."""
-        if self._synthetic is not None:
-            self.inputs, self.loss = self._synthetic()
-        else:
-            self.inputs = next(self._batches)
-        return self.inputs
+        if self._synthetic is None:
+            return next(self._batches)
+        inputs, self.loss = self._synthetic()
+        return inputs
 
 
 # Seed models: name -> (kind, builder(device, size), default batch, default size, optimizer, description).
@@ -222,7 +218,7 @@ def _load_callable(spec, option):
 def _user_batches(spec, batch, device):
     """--data FILE.py:FUNC: FUNC(batch) returns an iterable of batches, each a
     tensor or a tuple/list of tensors (the forward's positional arguments).
-    The first batch is checked here; the iterable is cycled if it runs out."""
+    Every batch is checked here; returns an endless cycle over them and their count."""
     path, name, func = _load_callable(spec, "--data")
     try:
         source = list(func(batch))
@@ -241,7 +237,7 @@ def _user_batches(spec, batch, device):
     def cycle():
         while True:
             yield from batches
-    return batches[0], cycle(), len(batches)
+    return cycle(), len(batches)
 
 
 def from_file(spec, inputs_text, batch, device, gen, data=None):
@@ -260,10 +256,9 @@ def from_file(spec, inputs_text, batch, device, gen, data=None):
         raise InputError(f"--model: {path}:{factory}() returned {type(model).__name__}, expected a torch.nn.Module")
     model = model.to(device)
     if data:
-        first, batches, count = _user_batches(data, batch, device)
+        batches, count = _user_batches(data, batch, device)
         return Workload(factory, f"{os.path.basename(path)}:{factory}", model, "sgd",
-                        f"{count} batches from {os.path.basename(data)}", batches=batches, inputs=first,
-                        loss=_surrogate_loss)
+                        f"{count} batches from {os.path.basename(data)}", batches=batches, loss=_surrogate_loss)
 
     def random_batch():
         tensors = []
