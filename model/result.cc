@@ -40,6 +40,7 @@ Json RunResult::to_json(bool timing) const {
               {"compression_s", r.compression_s},
               {"duration_s", r.duration_s},
               {"sync_wait_s", r.sync_wait_s}};
+    if (r.bucket.first_element != 0) b["first_element"] = r.bucket.first_element;  // a partition's offset
     if (r.bucket.collective == Collective::kAllgather) {
       b["alignment"] = policy::alignment_name(r.bucket.alignment);
       b["decompression_s"] = r.decompression_s;

@@ -22,9 +22,12 @@ double breakdown(const JsonNode& result, std::string_view key) { return number(r
 
 // Bucket fields both executors write, for the sequence check.
 std::string bucket_identity(const JsonNode& b) {
-  return fmt::format("first tensor {}, {} tensors, {} of {} elements", b.child("first_tensor").as_int(0, INT32_MAX),
-                     b.child("tensors").as_int(0, INT32_MAX), b.child("collective").as_string(),
-                     b.child("elements").as_int(0, INT64_MAX));
+  std::string identity =
+      fmt::format("first tensor {}, {} tensors, {} of {} elements", b.child("first_tensor").as_int(0, INT32_MAX),
+                  b.child("tensors").as_int(0, INT32_MAX), b.child("collective").as_string(),
+                  b.child("elements").as_int(0, INT64_MAX));
+  if (b.has("first_element")) identity += fmt::format(" from element {}", b.child("first_element").as_int(0, INT64_MAX));
+  return identity;
 }
 
 // Mean and largest |relative error| over buckets, those measured at 0 left out.

@@ -38,6 +38,10 @@ struct Bucket {
   int first_tensor = 0;
   int end_tensor = 0;  // one past the last tensor
   int64_t elements = 0;        // gradient elements the bucket covers
+  // A partition of one tensor (ByteScheduler): the offset of its first
+  // element within first_tensor; it covers [first_element, first_element +
+  // elements) of that tensor. 0 for every bucket that covers whole tensors.
+  int64_t first_element = 0;
   int64_t dense_elements = 0;  // of those, sent without sparsification
   int64_t sent_elements = 0;   // this worker's elements on the wire
   int64_t bytes_per_worker = 0;  // this worker's contribution
@@ -59,7 +63,7 @@ struct Bucket {
   // operation is the same if it covers the same tensors the same way.
   bool same_operation(const Bucket& other) const {
     return first_tensor == other.first_tensor && end_tensor == other.end_tensor &&
-           collective == other.collective && communicator == other.communicator &&
+           first_element == other.first_element && collective == other.collective && communicator == other.communicator &&
            alignment == other.alignment && sparse == other.sparse && partitions == other.partitions &&
            exact_threshold == other.exact_threshold && repartition == other.repartition;
   }

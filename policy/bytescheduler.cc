@@ -61,6 +61,7 @@ ByteSchedulerScheme::ByteSchedulerScheme(const GradientModel& model, ByteSchedul
       Bucket b;
       b.first_tensor = t;
       b.end_tensor = t + 1;
+      b.first_element = offset;
       b.elements = b.dense_elements = b.sent_elements = std::min(unit, model.elements[t] - offset);
       b.bytes_per_worker = b.elements * model.bytes_per_element;
       b.collective = Collective::kAllreduce;

@@ -27,6 +27,7 @@
 // isolates it).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <queue>
 #include <vector>
@@ -79,6 +80,9 @@ class ByteSchedulerScheme : public Scheme {
   std::unique_ptr<LaunchScheduler> make_launch_scheduler() const override;
   nlohmann::json describe() const override;
   const std::vector<Bucket>& partitions() const { return partitions_; }
+  // The period of the Horovod cycle partitions start on (0: none), as
+  // CreditScheduler::start_ns ticks; the runtime negotiates on it (runtime/scheduled.h).
+  TimeNs cycle_ns() const { return std::max(options_.cycle_time_ns, options_.negotiation_ns); }
 
  private:
   ByteSchedulerOptions options_;

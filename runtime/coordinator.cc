@@ -32,7 +32,7 @@ std::vector<double> encode_flush(const CoordinatedFlush& f) {
           double(b.partitions),     double(b.exact_threshold), double(b.repartition),   double(b.priority),
           double(f.compress),       double(r.first_tensor),  double(r.end_tensor),      double(r.elements),
           double(int(r.sparsifier)), r.density,              double(r.expected_count),  double(r.align_to_expected),
-          double(int(r.placement)), double(r.error_feedback)};
+          double(int(r.placement)), double(r.error_feedback), double(b.first_element)};
 }
 
 CoordinatedFlush decode_flush(const double* v) {
@@ -45,6 +45,7 @@ CoordinatedFlush decode_flush(const double* v) {
   b.communicator = int(v[8]), b.sparse = policy::SparseAllreduce(int(v[9]));
   b.density = v[10], b.compressor = policy::Sparsifier(int(v[11]));
   b.partitions = int(v[12]), b.exact_threshold = v[13] != 0, b.repartition = v[14] != 0, b.priority = int(v[15]);
+  b.first_element = int64_t(v[26]);
   f.compress = v[16] != 0;
   if (f.compress) {
     auto r = std::make_shared<CompressionRequest>();

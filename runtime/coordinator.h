@@ -55,7 +55,7 @@ class CoordinatedExecutor {
 // and back. Integers travel exactly (below 2^53), as does the density.
 std::vector<double> encode_flush(const policy::CoordinatedFlush& flush);
 policy::CoordinatedFlush decode_flush(const double* fields);
-constexpr int kFlushFields = 26;
+constexpr int kFlushFields = 27;
 
 class CoordinatedSession {
  public:

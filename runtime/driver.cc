@@ -36,6 +36,9 @@ namespace {
 // A scheme that defers communication (DeAR) is checked one iteration late:
 // its average of iteration i is complete once iteration i + 1's forward has
 // all-gathered it, and the last iteration's once complete_deferred has.
+// A scheme whose collectives run on into the next forward (ByteScheduler)
+// is settled one iteration late altogether: checked, agreed on and counted
+// once its exchanges are complete.
 std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle* oracle, RuntimeReplanner& replanner,
                            CommThread& comm, const RunOptions& options, RankTotals& totals) {
   const int total = s.warmup_iterations + s.iterations;
@@ -47,20 +50,44 @@ std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle*
     if (it < total) kept.emplace(iteration_record(engine, it));
     return failure;
   };
-  for (int it = 0; it < total; ++it) {
-    const IterationTimes t = engine.run_iteration(it);
-    std::string failure = check(it);
-    if (it + 1 == total && engine.defers_communication()) {
-      engine.complete_deferred();  // a collective: every rank, whatever its check said
-      if (failure.empty()) failure = check(total);
-    }
+  // Iteration IT's exchanges are engine.exchanges(): agree on them (a
+  // failure anywhere stops every rank) and count them with its TIMES.
+  auto settle = [&](int it, const IterationTimes& times, const std::string& failure) -> std::string {
     if (agree_after_iteration(comm, options, it, engine.exchanges(), !failure.empty()) > 0) {
       return failure.empty() ? fmt::format("iteration {}: another rank's check failed", it) : failure;
     }
+    if (it >= s.warmup_iterations) totals.add(times, engine.exchanges());
+    return "";
+  };
+  // A lagging scheme's iteration it - 1 is settled inside run_iteration(it)
+  // (RankEngine::set_settle_hook), once its collectives are done.
+  IterationTimes previous;
+  std::string lagging_failure;
+  if (engine.lags_one_iteration()) {
+    engine.set_settle_hook([&](int done) {
+      if (lagging_failure.empty()) lagging_failure = settle(done, previous, check(done));
+    });
+  }
+  for (int it = 0; it < total; ++it) {
+    const IterationTimes t = engine.run_iteration(it);
+    if (engine.lags_one_iteration()) {
+      if (lagging_failure.empty() && it + 1 == total) {
+        engine.complete_deferred();
+        lagging_failure = settle(it, t, check(it));
+      }
+      if (!lagging_failure.empty()) return lagging_failure;
+      previous = t;
+    } else {
+      std::string failure = check(it);
+      if (it + 1 == total && engine.defers_communication()) {
+        engine.complete_deferred();  // a collective: every rank, whatever its check said
+        if (failure.empty()) failure = check(total);
+      }
+      failure = settle(it, t, failure);
+      if (!failure.empty()) return failure;
+    }
     replanner.after_iteration(it, engine, comm, options.timeout);
     if (options.progress) options.progress(it + 1, total);
-    if (it < s.warmup_iterations) continue;
-    totals.add(t, engine.exchanges());
   }
   return "";
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "policy/bytescheduler.h"
 #include "policy/horovod.h"
 
 namespace sparsefuse::runtime {
@@ -27,6 +28,13 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
   gradient_.assign(n, 0.0f);
   residual_.assign(n, 0.0f);
   aggregate_.assign(n, 0.0f);  // tensors no bucket carries stay 0
+  if (scheme.make_launch_scheduler()) {
+    const auto* bytescheduler = dynamic_cast<const policy::ByteSchedulerScheme*>(&scheme);
+    if (!bytescheduler || !forward_plan_) throw std::logic_error("the runtime runs ByteScheduler's launch scheduler only");
+    scheduled_ = std::make_unique<ScheduledSession>(scheme, layout, bytescheduler->cycle_ns());
+    gradient_back_.assign(n, 0.0f);
+    aggregate_back_.assign(n, 0.0f);
+  }
   compressed_by_.assign(size_t(layout.tensors()), -1);
   synchronized_.assign(size_t(layout.tensors()), false);
   ready_offsets_.assign(size_t(layout.tensors()), 0);
@@ -46,6 +54,7 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
 }
 
 RankEngine::~RankEngine() {
+  if (scheduled_) scheduled_->abandon();  // a job still waiting for this rank's backward ends
   try {
     comm_.drain(config_.timeout);
   } catch (const std::exception&) {
@@ -83,6 +92,8 @@ void RankEngine::expect(Phase phase, const char* call) const {
 }
 
 policy::CompressionOutcome RankEngine::compress(const policy::CompressionRequest& r, TimeNs now) {
+  // Its exchanges outlive the iteration; selections and residuals do not.
+  if (scheduled_) throw std::logic_error("a launch-scheduled scheme compressed: its partitions must be dense");
   if (r.placement != policy::Placement::kGpuInline) return compress_offloaded(r, now);
   const TimeNs begin = since_start();
   const int64_t selected = select(r);
@@ -228,6 +239,11 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   x->compression_ns = pending_compression_ + packing;
   inline_compression_ += packing;
   pending_compression_ = 0;
+  if (scheduled_) {
+    x->index = scheduled_flushes_++;
+    scheduled_->post(std::move(x));
+    return;
+  }
   BucketExchange* raw = x.get();
   x->ticket = comm_.submit(
       [this, raw](Communicator& comm) {
@@ -260,10 +276,17 @@ void RankEngine::begin_iteration(int iteration) {
   phase_ = Phase::kForward;
   start_ = Clock::now();
   if (coordinated_) coordinated_->start(iteration, comm_, *this, start_);
+  if (scheduled_) {
+    // The previous iteration's collectives still average into its buffer.
+    aggregate_.swap(aggregate_back_);
+    scheduled_flushes_ = 0;
+  }
 }
 
 void RankEngine::backward_started() {
   expect(Phase::kForward, "backward_started");
+  // Only now: nothing is posted before backward, and the settle hook ran with nothing in flight.
+  if (scheduled_) scheduled_->start(iteration_, comm_, start_, aggregate_.data());
   backward_start_ = since_start();
   phase_ = Phase::kBackward;
 }
@@ -278,6 +301,7 @@ void RankEngine::tensor_ready(int tensor) {
   const TimeNs now = since_start();
   ready_offsets_[size_t(tensor)] = now - backward_start_;
   policy_->on_tensor_ready(tensor, now, *this);
+  if (scheduled_) scheduled_->tensors_ready(iteration_, tensor + 1);
 }
 
 void RankEngine::wait_for_buckets() {
@@ -286,6 +310,12 @@ void RankEngine::wait_for_buckets() {
     throw std::logic_error(fmt::format("backward ended with {} of {} tensors ready", next_tensor_, layout_.tensors()));
   }
   backward_end_ = since_start();
+  if (scheduled_) {  // its collectives are waited for in the next forward
+    exposed_decompression_ = 0;
+    optimizer_start_ = backward_end_;
+    phase_ = Phase::kWaited;
+    return;
+  }
   if (coordinated_) coordinated_->finish(comm_, config_.timeout, exchanges_);
   std::fill(synchronized_.begin(), synchronized_.end(), false);
   // Decompression after backward's end runs while no collective does (the
@@ -319,7 +349,9 @@ IterationTimes RankEngine::end_iteration() {
 
 IterationTimes RankEngine::run_iteration(int iteration) {
   // Generated before the clock starts: it stands in for backward's compute,
-  // whose timing is replayed.
+  // whose timing is replayed. (ByteScheduler: into the other buffer, the
+  // previous iteration's collectives still reduce in place in this one.)
+  if (scheduled_) gradient_.swap(gradient_back_);
   synthetic_gradient(config_.seed, comm_.rank(), iteration, model_, layout_, gradient_.data());
   begin_iteration(iteration);
   if (forward_plan_) {
@@ -381,6 +413,15 @@ void RankEngine::replay_gated_forward(bool first) {
       gated_wait_ += after - before;
       clock = std::max(clock, after);
     }
+    if (scheduled_ && !first) {  // the previous iteration's collectives covering the stage
+      const TimeNs before = since_start();
+      for (int t = stages[g].first_tensor; t < stages[g].end_tensor; ++t) {
+        scheduled_->wait_for_tensor(iteration_ - 1, t, comm_, config_.timeout);
+      }
+      const TimeNs after = since_start();
+      if (after > clock) gated_wait_ += after - std::max(before, clock);
+      clock = std::max(clock, after);
+    }
     if (g + 1 < stages.size() && gathers_[g + 1].owed) post_gather(int(g + 1));
     const TimeNs optimizer = first ? 0 : scaled(stage_times_[g].optimizer);
     gated_optimizer_ += optimizer;
@@ -389,10 +430,38 @@ void RankEngine::replay_gated_forward(bool first) {
     clock += scaled(stage_times_[g].forward);
     wait_until(clock);
   }
+  if (scheduled_ && !first) {
+    const TimeNs before = since_start();
+    finish_scheduled(iteration_ - 1);
+    gated_wait_ += since_start() - before;
+    if (settle_) {  // off the clock: the iteration's clock moves on by what it took
+      const Clock::time_point paused = Clock::now();
+      settle_(iteration_ - 1);
+      start_ += Clock::now() - paused;
+    }
+  }
+}
+
+void RankEngine::finish_scheduled(int iteration) {
+  for (auto& x : exchanges_) spare_.push_back(std::move(x));
+  exchanges_.clear();
+  scheduled_->finish(iteration, comm_, config_.timeout, exchanges_);
+  // The round of ITERATION averaged into the buffer that was current then.
+  completed_aggregate_ = iteration == iteration_ ? &aggregate_ : &aggregate_back_;
+  std::fill(synchronized_.begin(), synchronized_.end(), false);
+  for (const auto& x : exchanges_) {
+    for (const Segment& s : x->segments) {
+      for (int t = s.first; t < s.end; ++t) synchronized_[t] = synchronized_[t] || s.included;
+    }
+  }
 }
 
 void RankEngine::complete_deferred() {
   expect(Phase::kIdle, "complete_deferred");
+  if (scheduled_) {
+    finish_scheduled(iteration_);
+    return;
+  }
   for (size_t g = 0; g < gathers_.size(); ++g) {
     if (gathers_[g].owed) post_gather(int(g));
   }

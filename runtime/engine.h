@@ -43,8 +43,19 @@
 // run_iteration(i) the aggregate holds iteration i - 1's average for those
 // groups; complete_deferred() runs the last iteration's all-gathers. The
 // first iteration has no all-gather and no update; no optimizer time follows
-// backward. Launch schedulers (ByteScheduler) and forward plans that gate on
-// covering collectives cannot run here (runtime/support.h rejects them).
+// backward.
+// ByteScheduler (a launch scheduler and a forward gated per tensor): its
+// flushes go to a ScheduledSession (runtime/scheduled.h), whose job on the
+// communication thread launches them in the scheduler's order and runs on
+// into the next iteration's forward; there each stage waits for the
+// collectives covering its tensors, then sleeps its share of the optimizer
+// and its forward. The iteration ends with backward. So after
+// run_iteration(i), exchanges() and aggregate() are iteration i - 1's (the
+// session's two rounds write two aggregate buffers, and iteration i's
+// synthetic gradient goes to the other gradient buffer while i - 1's
+// collectives still reduce in place in theirs); complete_deferred() finishes
+// the last iteration's collectives. Its partitions are dense: nothing is
+// compressed.
 #pragma once
 
 #include <chrono>
@@ -64,6 +75,7 @@
 #include "runtime/gradients.h"
 #include "runtime/offload_pool.h"
 #include "runtime/oktopk.h"
+#include "runtime/scheduled.h"
 
 namespace sparsefuse::runtime {
 
@@ -100,10 +112,23 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
 
   // Replay: synthetic gradients, the trace's timing.
   IterationTimes run_iteration(int iteration);
-  // A forward plan's all-gathers still owed (after the last iteration): run
-  // now, so the aggregate holds the last iteration's average. Off the clock.
+  // A forward plan's all-gathers still owed, or the last iteration's
+  // scheduled collectives (after the last iteration): run or waited for now,
+  // so the aggregate holds the last iteration's average. Off the clock.
   void complete_deferred();
-  bool defers_communication() const { return forward_plan_ != nullptr; }
+  // DeAR: the aggregate of iteration i is complete only after iteration i + 1's forward.
+  bool defers_communication() const { return forward_plan_ != nullptr && !scheduled_; }
+  // ByteScheduler: everything of iteration i (exchanges, aggregate) is
+  // complete only after iteration i + 1's forward; until then the accessors
+  // below show iteration i - 1.
+  bool lags_one_iteration() const { return scheduled_ != nullptr; }
+  // ByteScheduler: called in iteration i's forward once iteration i - 1's
+  // collectives are done, with none in flight (iteration i's start with its
+  // backward), off the clock: where iteration i - 1 is checked and agreed
+  // on. (Between run_iteration calls, iteration i - 1's collectives would
+  // still be running, and any collective the driver queued would wait for
+  // them off the clock.)
+  void set_settle_hook(std::function<void(int iteration)> hook) { settle_ = std::move(hook); }
 
   // A training loop's iteration, step by step (see the file comment).
   // Throws std::logic_error when called out of order.
@@ -116,7 +141,7 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   IterationTimes end_iteration();
 
   // The last iteration's state, for checking and results.
-  const std::vector<float>& aggregate() const { return aggregate_; }  // averaged; unsynchronised tensors are 0
+  const std::vector<float>& aggregate() const { return *completed_aggregate_; }  // averaged; unsynchronised tensors are 0
   const std::vector<policy::CompressionRequest>& requests() const { return requests_; }
   const std::vector<std::unique_ptr<BucketExchange>>& exchanges() const { return exchanges_; }
   const std::vector<bool>& synchronized() const { return synchronized_; }  // per tensor, by some bucket
@@ -145,6 +170,8 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   void wait_until(TimeNs at) const;  // ns since the iteration start
   // A forward plan's forward (replay), stage by stage; FIRST: no all-gather, no update.
   void replay_gated_forward(bool first);
+  // ByteScheduler: the previous iteration's collectives done; its exchanges become exchanges().
+  void finish_scheduled(int iteration);
   void post_gather(int stage);
   TimeNs scaled(TimeNs trace_ns) const;
   void expect(Phase phase, const char* call) const;
@@ -184,6 +211,13 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   std::unique_ptr<Compressor> compressor_;
 
   std::vector<float> gradient_, residual_, aggregate_;
+  // ByteScheduler: the previous iteration's gradient and aggregate, which its
+  // collectives may still be using (swapped with the current ones per iteration).
+  std::vector<float> gradient_back_, aggregate_back_;
+  const std::vector<float>* completed_aggregate_ = &aggregate_;  // what aggregate() shows
+  std::unique_ptr<ScheduledSession> scheduled_;  // launch-scheduled schemes only
+  int scheduled_flushes_ = 0;                    // this iteration's, posted to scheduled_
+  std::function<void(int)> settle_;
   std::vector<float> scratch_;  // the communication thread's, for partly carried allgather ranges
   std::vector<int> compressed_by_;
   std::vector<RangeSelection> selections_;  // reserved for every tensor: offload jobs hold pointers into it

@@ -393,6 +393,64 @@ TEST(RankEngine, DearAveragesOnlyOnceTheNextForwardAllGathers) {
   EXPECT_EQ(late.check(last.with_aggregate(engine.aggregate())), "");
 }
 
+// ByteScheduler replayed: tiny3's tensors (250 elements each) cut into
+// partitions of 100, 100 and 50, at most 200 elements in flight. An
+// iteration's collectives finish in the next forward, so after
+// run_iteration(i) the engine shows iteration i - 1, checkable then and not
+// before; complete_deferred() finishes the last.
+TEST(RankEngine, ByteSchedulerSettlesEachIterationInTheNextForward) {
+  auto comm = loopback();
+  const model::Scenario s =
+      tiny({{"preset", "bytescheduler"}, {"partition_elements", 100}, {"credit_elements", 200}, {"cycle_time_us", 0}});
+  const model::ScenarioPlan planned(s);
+  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
+  EngineConfig config;
+  config.forward_split = model::forward_times(s.trace, planned.model, 1.0);
+  RankEngine engine(planned.model, layout, planned.scheme(), *comm, config);
+  ASSERT_TRUE(engine.lags_one_iteration());
+  EXPECT_FALSE(engine.defers_communication());
+  Oracle oracle(planned.model, layout, s.seed, 1, 0);
+  engine.run_iteration(0);
+  EXPECT_TRUE(engine.exchanges().empty());  // iteration 0's collectives run in iteration 1's forward
+  EXPECT_EQ(std::count(engine.aggregate().begin(), engine.aggregate().end(), 0.0f), 750);
+  engine.run_iteration(1);
+  ASSERT_EQ(engine.exchanges().size(), 9u);
+  int64_t covered = 0;
+  for (const auto& x : engine.exchanges()) {
+    EXPECT_EQ(x->iteration, 0);
+    EXPECT_EQ(x->bucket.tensors(), 1);
+    EXPECT_LE(x->bucket.elements, 100);
+    covered += x->bucket.elements;
+  }
+  EXPECT_EQ(covered, 750);
+  EXPECT_EQ(oracle.check(iteration_record(engine, 0)), "");
+
+  // The oracle's own partition rules, on iteration 0's record.
+  IterationRecord record = iteration_record(engine, 0);
+  record.buckets.pop_back();
+  std::string failure = Oracle(planned.model, layout, s.seed, 1, 0).check(record);
+  EXPECT_NE(failure.find("iteration 0: the partitions of tensor"), std::string::npos) << failure;
+  record = iteration_record(engine, 0);
+  record.buckets.push_back(record.buckets.front());
+  failure = Oracle(planned.model, layout, s.seed, 1, 0).check(record);
+  EXPECT_NE(failure.find("carried twice (again by flush #"), std::string::npos) << failure;
+
+  engine.complete_deferred();
+  ASSERT_EQ(engine.exchanges().size(), 9u);
+  EXPECT_EQ(engine.exchanges()[0]->iteration, 1);
+  EXPECT_EQ(oracle.check(iteration_record(engine, 1)), "");
+}
+
+TEST(Driver, ByteSchedulerPassesTheCheckOverSeveralIterations) {
+  RunOutcome outcome = run_checked(
+      tiny({{"preset", "bytescheduler"}, {"partition_elements", 60}, {"credit_elements", 120}, {"cycle_time_us", 200}},
+           1, 4));
+  EXPECT_EQ(outcome.check_failure, "");
+  const Json out = outcome.to_json();
+  ASSERT_EQ(out["buckets"].size(), 15u);  // 60, 60, 60, 60, 10 per tensor
+  EXPECT_EQ(out["buckets"][0]["elements"], 60);
+}
+
 // The replayed forward applies the optimizer stage by stage (none in the
 // first iteration) and nothing follows backward: at 20,000 times tiny3's
 // timing, 10 ms of update inside the forward's 30 ms, 60 ms of backward.
@@ -428,11 +486,12 @@ TEST(Driver, RefusesWhatItCannotRunAsBadInput) {
               std::string::npos)
         << e.what();
   }
+  EXPECT_NO_THROW(plan_for_runtime(tiny("bytescheduler"), 1));
   try {
-    plan_for_runtime(tiny("bytescheduler"), 1);
-    FAIL() << "bytescheduler must be refused";
+    plan_for_runtime(tiny("bytescheduler"), 1, RuntimeMode::kTraining);
+    FAIL() << "bytescheduler must be refused beside a training loop";
   } catch (const InputError& e) {
-    EXPECT_NE(e.problem().find("it reorders launches with a scheduler"), std::string::npos) << e.what();
+    EXPECT_NE(e.problem().find("it updates each tensor inside the next forward pass"), std::string::npos) << e.what();
   }
   EXPECT_THROW(plan_for_runtime(tiny({{"preset", "oktopk"}, {"exact_every", 0}}), 1), InputError);
   EXPECT_THROW(plan_for_runtime(tiny({{"preset", "oktopk"}, {"replan_every", 2}}), 1), InputError);

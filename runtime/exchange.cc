@@ -24,6 +24,14 @@ bool dense_reduction(const policy::Bucket& b) {
          b.sparse == policy::SparseAllreduce::kNone;
 }
 
+// A partition (ByteScheduler): a dense reduction over part of one
+// uncompressed tensor, elements [first_element, first_element + elements).
+bool is_partition(const policy::Bucket& b, const std::vector<Segment>& segments, const ModelLayout& layout) {
+  const int64_t n = layout.elements(b.first_tensor, b.end_tensor);
+  return b.tensors() == 1 && dense_reduction(b) && segments.size() == 1 && segments[0].selection < 0 &&
+         b.first_element >= 0 && b.first_element + b.elements <= n && b.elements < n;
+}
+
 std::string describe(const policy::Bucket& b) {
   return fmt::format("{} of tensors [{}, {})", collective_name(b.collective), b.first_tensor, b.end_tensor);
 }
@@ -57,7 +65,13 @@ std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLa
     segments.push_back(s);
     t = s.end;
   }
-  if (carried != bucket.elements) {
+  const bool partition = is_partition(bucket, segments, layout);
+  if (bucket.first_element != 0 && !partition) {
+    throw std::logic_error(fmt::format("the {} starts at element {} of its first tensor, but is not a dense partition "
+                                       "of one uncompressed tensor",
+                                       describe(bucket), bucket.first_element));
+  }
+  if (carried != bucket.elements && !partition) {
     throw std::logic_error(fmt::format("the {} covers {} elements, but this rank has {} to send in it", describe(bucket),
                                        bucket.elements, carried));
   }
@@ -68,7 +82,7 @@ uint64_t bucket_fingerprint(const policy::Bucket& b, int iteration, int index) {
   const int64_t fields[] = {iteration,         index,           b.first_tensor,   b.end_tensor,
                             int64_t(b.collective), int64_t(b.alignment), b.communicator, int64_t(b.sparse),
                             b.partitions,      b.exact_threshold, b.repartition,    b.elements,
-                            b.dense_elements};
+                            b.dense_elements,  b.first_element};
   uint64_t h = 0xcbf29ce484222325ull;
   for (int64_t f : fields) {
     for (int byte = 0; byte < 8; ++byte) {
@@ -101,7 +115,7 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
     const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
     x.sent_count = x.bucket.elements;
     if (whole) {
-      x.dense = send + base;
+      x.dense = send + base + x.bucket.first_element;
       return;
     }
     // Resized, not cleared: a reused exchange of the same size writes in place.
@@ -214,6 +228,10 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
   }
   if (x.bucket.collective == Collective::kAllreduce) {
     const float* sum = x.dense;
+    if (is_partition(x.bucket, x.segments, layout)) {
+      kernels::average(sum, x.bucket.elements, ranks, aggregate + base + x.bucket.first_element);
+      return;
+    }
     for (const Segment& s : x.segments) {
       if (!s.included) continue;
       const int64_t n = layout.elements(s.first, s.end);

@@ -15,7 +15,9 @@
 //    pairs too, and runs runtime/sparse_allreduce.h instead;
 //  - a reduce-scatter (DeAR) carries its whole range dense, as an allreduce
 //    does; each rank keeps the average of its block for the all-gather that
-//    the next iteration's forward runs (runtime/engine.h).
+//    the next iteration's forward runs (runtime/engine.h);
+//  - a partition (ByteScheduler: Bucket::first_element) carries part of
+//    its one uncompressed tensor dense, reduced in place in the gradient.
 // Anything else (a selection straddling the range, an element count that
 // does not add up) is a bucket the runtime cannot interpret: std::logic_error.
 #pragma once

@@ -135,6 +135,9 @@ TEST(BucketFingerprint, ChangesWithEveryFieldThatMustMatch) {
   other.communicator = 1;
   EXPECT_NE(base, bucket_fingerprint(other, 3, 1));
   other = b;
+  other.first_element = 5;
+  EXPECT_NE(base, bucket_fingerprint(other, 3, 1));
+  other = b;
   other.sent_elements = 99;  // may differ between ranks
   EXPECT_EQ(base, bucket_fingerprint(other, 3, 1));
 }
@@ -368,6 +371,46 @@ TEST(Exchange, AllreduceSumsTheCarriedTensorsAndAverages) {
   std::vector<float> aggregate(10, -1.0f), scratch;
   apply_result(x, layout, 2, aggregate.data(), scratch);
   EXPECT_EQ(aggregate, (std::vector<float>{2, 2, 2, 2, -1, -1, -1, -1, -1, -1}));
+}
+
+// ByteScheduler's partition: elements [2, 5) of tensor 1 (offset 4), reduced
+// in place in the gradient and averaged into exactly those elements.
+TEST(Exchange, PartitionReducesPartOfOneTensorInPlace) {
+  ModelLayout layout = two_tensors();
+  std::vector<float> send(10);
+  std::iota(send.begin(), send.end(), 1.0f);
+  BucketExchange x;
+  x.bucket = bucket(Collective::kAllreduce, 1, 2, 3, 3);
+  x.bucket.first_element = 2;
+  x.segments = bucket_segments(x.bucket, layout, {-1, -1}, {});
+  fill_payload(x, layout, send.data(), {});
+  EXPECT_EQ(x.dense, send.data() + 6);
+  EXPECT_EQ(x.sent_count, 3);
+  EXPECT_FALSE(x.packs_payload());
+  ScriptedPeer peer;
+  peer.peer_values = {1, 0, -1};
+  run_collective(x, peer);
+  std::vector<float> aggregate(10, -1.0f), scratch;
+  apply_result(x, layout, 2, aggregate.data(), scratch);
+  EXPECT_EQ(aggregate, (std::vector<float>{-1, -1, -1, -1, -1, -1, 4, 4, 4, -1}));  // (7 + 1) / 2, (8 + 0) / 2, ...
+  EXPECT_EQ(send, (std::vector<float>{1, 2, 3, 4, 5, 6, 8, 8, 8, 10}));
+}
+
+TEST(BucketSegments, APartitionMustBeDenseWithinOneUncompressedTensor) {
+  ModelLayout layout = two_tensors();
+  Bucket past_the_end = bucket(Collective::kAllreduce, 1, 2, 3, 3);
+  past_the_end.first_element = 4;  // [4, 7) of a 6-element tensor
+  EXPECT_THROW(bucket_segments(past_the_end, layout, {-1, -1}, {}), std::logic_error);
+  Bucket two_tensors_in_part = bucket(Collective::kAllreduce, 0, 2, 8, 8);
+  two_tensors_in_part.first_element = 2;
+  EXPECT_THROW(bucket_segments(two_tensors_in_part, layout, {-1, -1}, {}), std::logic_error);
+  Bucket gathered = bucket(Collective::kAllgather, 1, 2, 3, 3);
+  gathered.first_element = 1;
+  EXPECT_THROW(bucket_segments(gathered, layout, {-1, -1}, {}), std::logic_error);
+  std::vector<RangeSelection> made = {selection(1, 2, {0}, {1})};
+  Bucket compressed = bucket(Collective::kAllreduce, 1, 2, 3, 3);
+  compressed.first_element = 1;
+  EXPECT_THROW(bucket_segments(compressed, layout, {-1, 0}, made), std::logic_error);
 }
 
 }  // namespace

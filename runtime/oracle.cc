@@ -78,6 +78,8 @@ struct Oracle::Iteration {
   std::vector<std::vector<Pairs>> wire;             // per bucket, per rank (allgathers)
   std::vector<float> expected, tolerance;           // per element
   std::vector<int> flush_of;                        // per tensor: the flush that carried it, or -1
+  std::vector<int64_t> partitioned;                 // per tensor: elements its partitions carried, or -1
+  std::vector<char> carried_element;                // per element, for partitions: carried already
   std::vector<std::vector<bool>> selected;          // per rank, per element: in a selection this iteration
 };
 
@@ -289,9 +291,77 @@ std::string Oracle::expect_equal_slices(Iteration& it, const WireBucket& b, cons
   return "";
 }
 
+// A partition (ByteScheduler): a dense reduction over elements
+// [first_element, first_element + elements) of one uncompressed tensor. The
+// tensor's partitions must tile it: no element twice (here), none left out
+// (check_partitions_tile).
+std::string Oracle::expect_partition(Iteration& it, const WireBucket& b) {
+  const policy::Bucket& k = b.bucket;
+  const int t = k.first_tensor;
+  const int64_t n = layout_.elements(t, t + 1);
+  if (k.tensors() != 1 || k.collective != Collective::kAllreduce || it.request_of[size_t(t)] >= 0 ||
+      k.first_element < 0 || k.first_element + k.elements > n) {
+    return fmt::format("iteration {}, flush #{}: elements [{}, {}) of tensors [{}, {}) are not a dense partition of "
+                       "one uncompressed tensor of {} elements",
+                       it.record.iteration, b.index, k.first_element, k.first_element + k.elements, k.first_tensor,
+                       k.end_tensor, n);
+  }
+  if (it.partitioned[size_t(t)] < 0) {
+    if (it.flush_of[size_t(t)] >= 0) {
+      return fmt::format("iteration {}: {} carried whole by flush #{} and in part by flush #{}", it.record.iteration,
+                         where(layout_.offset[t]), it.flush_of[size_t(t)], b.index);
+    }
+    it.partitioned[size_t(t)] = 0;
+    it.flush_of[size_t(t)] = b.index;
+  }
+  it.carried_element.resize(size_t(layout_.total()), 0);
+  const int64_t begin = layout_.offset[t] + k.first_element, end = begin + k.elements;
+  for (int64_t i = begin; i < end; ++i) {
+    if (it.carried_element[size_t(i)]) {
+      return fmt::format("iteration {}: {} carried twice (again by flush #{})", it.record.iteration, where(i), b.index);
+    }
+    it.carried_element[size_t(i)] = 1;
+  }
+  expect_average(it, it.grad, begin, end, /*reduction=*/true);
+  it.partitioned[size_t(t)] += k.elements;
+  return "";
+}
+
+// The rank-order sum of SOURCE over elements [BEGIN, END), / P; a reduction
+// over more than two ranks gets the allreduce bound (see the file comment).
+void Oracle::expect_average(Iteration& it, const std::vector<std::vector<float>>& source, int64_t begin, int64_t end,
+                            bool reduction) const {
+  const float eps = std::numeric_limits<float>::epsilon(), P = float(ranks_);
+  for (int64_t i = begin; i < end; ++i) {
+    float sum = 0.0f, magnitude = 0.0f;
+    for (int r = 0; r < ranks_; ++r) {
+      sum += source[size_t(r)][size_t(i)];
+      magnitude += std::fabs(source[size_t(r)][size_t(i)]);
+    }
+    it.expected[i] = sum / P;
+    if (reduction && ranks_ > 2) it.tolerance[i] = (P - 1) * eps * magnitude / P + eps * std::fabs(sum / P);
+  }
+}
+
+std::string Oracle::check_partitions_tile(const Iteration& it) const {
+  for (int t = 0; t < layout_.tensors(); ++t) {
+    const int64_t got = it.partitioned[size_t(t)], n = layout_.elements(t, t + 1);
+    if (got >= 0 && got != n) {
+      return fmt::format("iteration {}: the partitions of tensor {} ({}) carried {} of its {} elements",
+                         it.record.iteration, t, model_.names[t], got, n);
+    }
+  }
+  return "";
+}
+
 std::string Oracle::expect_bucket(Iteration& it, const WireBucket& b) {
   const policy::Bucket& k = b.bucket;
   if (k.sparse != policy::SparseAllreduce::kNone) return expect_sparse(it, b);
+  if (k.first_element != 0 ||
+      (k.tensors() == 1 && k.collective == Collective::kAllreduce && it.request_of[size_t(k.first_tensor)] < 0 &&
+       k.elements < layout_.elements(k.first_tensor, k.end_tensor))) {
+    return expect_partition(it, b);
+  }
   // A reduce-scatter's all-gather (DeAR) has landed by the time its iteration is checked: together an allreduce.
   const bool reduce = k.collective == Collective::kAllreduce || k.collective == Collective::kReduceScatter;
   if (!reduce && k.collective != Collective::kAllgather) {
@@ -310,19 +380,7 @@ std::string Oracle::expect_bucket(Iteration& it, const WireBucket& b) {
   if (k.collective == Collective::kAllgather && k.alignment == Alignment::kEqualSlices) {
     return expect_equal_slices(it, b, carried);
   }
-  const auto& source = reduce ? it.grad : it.sent;
-  const float eps = std::numeric_limits<float>::epsilon(), P = float(ranks_);
-  for (int t : carried) {
-    for (int64_t i = layout_.offset[t]; i < layout_.offset[t + 1]; ++i) {
-      float sum = 0.0f, magnitude = 0.0f;
-      for (int r = 0; r < ranks_; ++r) {
-        sum += source[size_t(r)][size_t(i)];
-        magnitude += std::fabs(source[size_t(r)][size_t(i)]);
-      }
-      it.expected[i] = sum / P;
-      if (reduce && ranks_ > 2) it.tolerance[i] = (P - 1) * eps * magnitude / P + eps * std::fabs(sum / P);
-    }
-  }
+  for (int t : carried) expect_average(it, reduce ? it.grad : it.sent, layout_.offset[t], layout_.offset[t + 1], reduce);
   return "";
 }
 
@@ -472,10 +530,13 @@ std::string Oracle::check(const IterationRecord& record) {
   it.expected.assign(n, 0.0f);
   it.tolerance.assign(n, 0.0f);
   it.flush_of.assign(size_t(layout_.tensors()), -1);
+  it.partitioned.assign(size_t(layout_.tensors()), -1);
   for (const WireBucket& b : record.buckets) {
     problem = expect_bucket(it, b);
     if (!problem.empty()) return problem;
   }
+  problem = check_partitions_tile(it);
+  if (!problem.empty()) return problem;
   return compare(it, record.aggregate);
 }
 

@@ -39,6 +39,9 @@
 //    residual keeping the rest), and the sum is oracle_sparse.h's dense
 //    replay of the algorithm, / P: exact for gtopk, spardl and oktopk, the
 //    allreduce bound for topk-dsa and randomk-shared;
+//  - partitions (ByteScheduler: dense allreduces over part of one
+//    uncompressed tensor, Bucket::first_element): the allreduce rule per
+//    element; a tensor's partitions must tile it, no element twice or left out;
 //  - elements no bucket carried must be 0.
 //  - reduce-scatter (DeAR: each rank keeps the average of its shard, and the
 //    next iteration's forward all-gathers the shards): checked as an
@@ -105,6 +108,10 @@ class Oracle {
   std::string select(Iteration& it, int rank, const policy::CompressionRequest& q);
   std::string check_own_residual(const Iteration& it, std::span<const float> engine) const;
   std::string expect_bucket(Iteration& it, const WireBucket& b);
+  std::string expect_partition(Iteration& it, const WireBucket& b);
+  std::string check_partitions_tile(const Iteration& it) const;
+  void expect_average(Iteration& it, const std::vector<std::vector<float>>& source, int64_t begin, int64_t end,
+                      bool reduction) const;
   std::string oktopk_selections(Iteration& it);
   std::string oktopk_reuse(Iteration& it, const policy::Bucket& b, int rank);
   std::string expect_sparse(Iteration& it, const WireBucket& b);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "policy/adaptive.h"
+#include "policy/bytescheduler.h"
 #include "policy/horovod.h"
 #include "policy/planned_scheme.h"
 
@@ -24,13 +25,24 @@ std::string unsupported_reason(const std::string& preset, const policy::Scheme& 
   if (!scheme.make_worker_policy(0) && !dynamic_cast<const policy::HorovodScheme*>(&scheme)) {
     return head + "it negotiates through a coordinator other than Horovod's, whose cycle the runtime does not know";
   }
+  const policy::ForwardPlan* plan = scheme.forward_plan();
   if (scheme.make_launch_scheduler()) {
-    return head + "it reorders launches with a scheduler; the runtime launches in flush order";
+    // runtime/scheduled.h: ByteScheduler's credit over a forward gated per tensor.
+    if (!dynamic_cast<const policy::ByteSchedulerScheme*>(&scheme) || !plan || !plan->wait_for_covering_collectives ||
+        plan->iteration_waits_for_collectives) {
+      return head + "it reorders launches with a scheduler other than ByteScheduler's, which the runtime does not know";
+    }
+    if (mode == RuntimeMode::kTraining) {
+      return head + "it updates each tensor inside the next forward pass once its collectives are done; the PyTorch "
+                    "front end steps the wrapped optimizer once per iteration, after backward (sparsefuse run "
+                    "replays it)";
+    }
+    return "";
   }
-  if (const policy::ForwardPlan* plan = scheme.forward_plan()) {
+  if (plan) {
     if (plan->wait_for_covering_collectives) {
-      return head + "its forward waits per tensor for the previous iteration's collectives, which the runtime does "
-                    "not replay";
+      return head + "its forward waits per tensor for the previous iteration's collectives without a launch "
+                    "scheduler, which the runtime does not replay";
     }
     for (const auto& stage : plan->stages) {
       if (stage.has_deferred && stage.deferred.collective != Collective::kAllgather) {

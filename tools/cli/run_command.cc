@@ -195,8 +195,8 @@ int run_runtime(const Args& args) {
                           "[--time-scale X] [--check] [--timeout S] [--device cpu|cuda]\n\n"
                           "Executes the scenario's scheme with P real workers (MPI ranks; without mpirun, one\n"
                           "worker in this process). The scenario's \"workers\" must equal P (else exit 2; use\n"
-                          "--set workers=P). Schemes the runtime cannot execute (coordinated, forward-gated,\n"
-                          "scheduled, sparse allreduces, offloaded compression) are refused with exit 2.",
+                          "--set workers=P). Every preset runs except hipress's CaSync ring; what the runtime\n"
+                          "cannot execute (e.g. Ok-Topk with exact_every = 0) is refused with exit 2 and why.",
                           options, positional, vm)) {
     return 0;
   }
