@@ -83,106 +83,130 @@ void ScheduledSession::wait_for_tick(TimeNs now) {
   std::this_thread::sleep_until(*origin_ + std::chrono::nanoseconds(last_tick_ * cycle_ns_));
 }
 
-void ScheduledSession::run(Round& r, Communicator& comm) {
+// One iteration's job, on the communication thread.
+class ScheduledSession::Job {
+ public:
+  Job(Round& r, Communicator& comm, const policy::Scheme& scheme, int tensors)
+      : r_(r), comm_(comm), scheduler_(scheme.make_launch_scheduler()), tensors_(tensors),
+        pending_(size_t(tensors), 0) {}
   // However the job ends, a forward waiting on a gate must wake.
-  struct Ended {
-    Round& r;
-    ~Ended() {
-      std::lock_guard<std::mutex> lock(r.mutex);
-      r.ended = true;
-      r.changed.notify_all();
-    }
-  } ended{r};
-  const int L = layout_.tensors();
-  std::unique_ptr<policy::LaunchScheduler> scheduler = scheme_.make_launch_scheduler();
-  std::vector<BucketExchange*> ops;  // posted everywhere, flush order
-  std::vector<int> pending(size_t(L), 0);  // per tensor: its posted collectives not yet done
-  // Launched collectives, in launch order; the first NEGOTIATED of them were
-  // launched by the time of the last negotiation at a cycle tick. As in
-  // Horovod, an operation starts only once a cycle has followed its launch
-  // (policy::CreditScheduler::start_ns is the simulator's form of this rule).
-  std::deque<int> launched;
-  size_t negotiated = 0;
-  int everywhere = 0, finished = 0;
-  auto launch = [&] {
-    for (int op = scheduler->next(); op >= 0; op = scheduler->next()) launched.push_back(op);
-  };
-  auto open_if_done = [&](int t) {
-    if (t >= everywhere || pending[size_t(t)] > 0) return;
-    std::lock_guard<std::mutex> lock(r.mutex);
-    r.gate_open[size_t(t)] = 1;
-    r.changed.notify_all();
-  };
-  // Learns what every rank has posted, posts it to the scheduler and launches.
-  auto negotiate = [&] {
+  ~Job() {
+    std::lock_guard<std::mutex> lock(r_.mutex);
+    r_.ended = true;
+    r_.changed.notify_all();
+  }
+
+  bool done() const { return everywhere_ == tensors_ && finished_ == int(ops_.size()); }
+  // No launched collective may start before the next tick's negotiation.
+  bool must_wait() const { return negotiated_ == 0; }
+
+  // Learns what every rank has posted, posts it to the scheduler and
+  // launches; AT_TICK: a negotiation of the cycle, after which the collectives
+  // launched so far may start.
+  void negotiate(bool at_tick, bool abandoned) {
     int64_t mine[2];
     {
-      std::lock_guard<std::mutex> lock(r.mutex);
-      mine[0] = r.ready, mine[1] = int64_t(r.posted.size());
+      std::lock_guard<std::mutex> lock(r_.mutex);
+      mine[0] = r_.ready, mine[1] = int64_t(r_.posted.size());
     }
-    if (abandoned_ && mine[0] < L) {
-      throw std::runtime_error(fmt::format("iteration {}: this rank stopped after {} of {} tensors", r.iteration,
-                                           mine[0], L));
+    if (abandoned && mine[0] < tensors_) {
+      throw std::runtime_error(fmt::format("iteration {}: this rank stopped after {} of {} tensors", r_.iteration,
+                                           mine[0], tensors_));
     }
-    const std::vector<int64_t> all = comm.allgather(mine, 2);
+    const std::vector<int64_t> all = comm_.allgather(mine, 2);
     int64_t ready = mine[0], posted = mine[1];
-    for (int rank = 0; rank < comm.size(); ++rank) {
+    for (int rank = 0; rank < comm_.size(); ++rank) {
       ready = std::min(ready, all[size_t(2 * rank)]);
       posted = std::min(posted, all[size_t(2 * rank + 1)]);
     }
     // Tensors [0, ready) are ready on every rank, so every flush of theirs is
     // among the first POSTED (each rank counted its flushes after its tensors).
-    for (int op = int(ops.size()); op < posted; ++op) {
+    for (int op = int(ops_.size()); op < posted; ++op) {
       {
-        std::lock_guard<std::mutex> lock(r.mutex);
-        ops.push_back(r.posted[size_t(op)].get());
+        std::lock_guard<std::mutex> lock(r_.mutex);
+        ops_.push_back(r_.posted[size_t(op)].get());
       }
-      const policy::Bucket& b = ops.back()->bucket;
-      for (int t = b.first_tensor; t < b.end_tensor; ++t) ++pending[size_t(t)];
-      scheduler->posted(op, b);
+      const policy::Bucket& b = ops_.back()->bucket;
+      for (int t = b.first_tensor; t < b.end_tensor; ++t) ++pending_[size_t(t)];
+      scheduler_->posted(op, b);
       launch();
     }
-    const int before = everywhere;
-    everywhere = int(ready);
-    for (int t = before; t < everywhere; ++t) open_if_done(t);
-  };
-  while (everywhere < L || finished < int(ops.size())) {
-    if (negotiated == 0) {
+    const int before = everywhere_;
+    everywhere_ = int(ready);
+    for (int t = before; t < everywhere_; ++t) open_if_done(t);
+    if (!at_tick) return;
+    negotiated_ = launched_.size();
+    if (launched_.empty() && everywhere_ == tensors_ && finished_ < int(ops_.size())) {
+      // Collectives run one at a time, so none is in flight: with every
+      // flush posted, nothing can free the scheduler's credit any more.
+      throw std::logic_error(fmt::format("iteration {}: the launch scheduler left {} of {} collectives unlaunched",
+                                         r_.iteration, int(ops_.size()) - finished_, ops_.size()));
+    }
+  }
+
+  // Runs the first launched collective, if a tick's negotiation followed its launch.
+  void run_next(const ModelLayout& layout, std::vector<float>& scratch) {
+    if (negotiated_ == 0) return;
+    const int op = launched_.front();
+    launched_.pop_front();
+    --negotiated_;
+    BucketExchange& x = *ops_[size_t(op)];
+    x.started = r_.since_start();
+    run_collective(x, comm_);
+    x.finished = r_.since_start();
+    apply_result(x, layout, comm_.size(), r_.aggregate, scratch);
+    x.decompressed = r_.since_start();
+    x.decompression_ns = x.decompressed - x.finished;
+    r_.launch_order.push_back(op);
+    ++finished_;
+    scheduler_->finished(op, x.bucket);
+    for (int t = x.bucket.first_tensor; t < x.bucket.end_tensor; ++t) {
+      --pending_[size_t(t)];
+      open_if_done(t);
+    }
+    launch();
+  }
+
+ private:
+  void launch() {
+    for (int op = scheduler_->next(); op >= 0; op = scheduler_->next()) launched_.push_back(op);
+  }
+  void open_if_done(int t) {
+    if (t >= everywhere_ || pending_[size_t(t)] > 0) return;
+    std::lock_guard<std::mutex> lock(r_.mutex);
+    r_.gate_open[size_t(t)] = 1;
+    r_.changed.notify_all();
+  }
+
+  Round& r_;
+  Communicator& comm_;
+  std::unique_ptr<policy::LaunchScheduler> scheduler_;
+  int tensors_;
+  std::vector<BucketExchange*> ops_;  // posted everywhere, flush order
+  std::vector<int> pending_;          // per tensor: its posted collectives not yet done
+  // Launched collectives, in launch order; the first NEGOTIATED_ of them were
+  // launched by the time of the last negotiation at a cycle tick. As in
+  // Horovod, an operation starts only once a cycle has followed its launch
+  // (policy::CreditScheduler::start_ns is the simulator's form of this rule).
+  std::deque<int> launched_;
+  size_t negotiated_ = 0;
+  int everywhere_ = 0, finished_ = 0;
+};
+
+void ScheduledSession::run(Round& r, Communicator& comm) {
+  Job job(r, comm, scheme_, layout_.tensors());
+  while (!job.done()) {
+    if (job.must_wait()) {
       // Nothing may start before the next cycle: wait for its tick.
       wait_for_tick(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - *origin_).count());
-      negotiate();
-      negotiated = launched.size();
-      if (launched.empty() && everywhere == L && finished < int(ops.size())) {
-        // Collectives run one at a time, so none is in flight: with every
-        // flush posted, nothing can free the scheduler's credit any more.
-        throw std::logic_error(fmt::format("iteration {}: the launch scheduler left {} of {} collectives unlaunched",
-                                           r.iteration, int(ops.size()) - finished, ops.size()));
-      }
-      if (launched.empty()) continue;
+      job.negotiate(/*at_tick=*/true, abandoned_);
     } else {
       // Between ticks too, so that credit a finished collective frees goes to
       // the highest-priority collective posted by then (launched ones wait
       // for the next tick).
-      negotiate();
+      job.negotiate(/*at_tick=*/false, abandoned_);
     }
-    const int op = launched.front();
-    launched.pop_front();
-    --negotiated;
-    BucketExchange& x = *ops[size_t(op)];
-    x.started = r.since_start();
-    run_collective(x, comm);
-    x.finished = r.since_start();
-    apply_result(x, layout_, comm.size(), r.aggregate, scratch_);
-    x.decompressed = r.since_start();
-    x.decompression_ns = x.decompressed - x.finished;
-    r.launch_order.push_back(op);
-    ++finished;
-    scheduler->finished(op, x.bucket);
-    for (int t = x.bucket.first_tensor; t < x.bucket.end_tensor; ++t) {
-      --pending[size_t(t)];
-      open_if_done(t);
-    }
-    launch();
+    job.run_next(layout_, scratch_);
   }
 }
 

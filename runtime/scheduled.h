@@ -84,6 +84,7 @@ class ScheduledSession {
 
  private:
   struct Round;
+  class Job;
   Round& round(int iteration);
   void run(Round& round, Communicator& comm);
   void wait_for_tick(TimeNs now);
