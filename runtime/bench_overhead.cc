@@ -5,16 +5,27 @@
 // runtime: one dense allreduce bucket of N floats as the engine runs it —
 //   the payload set up (fill_payload: a bucket carrying its whole range is
 //   reduced in place in the gradient itself), the collective handed to the
-//   communication thread (CommThread, MpiCommunicator), the main thread
-//   waiting for it (wait_for) and averaging it into the aggregate
-//   (apply_result); timed on the main thread. The exchange is reused from
-//   one repetition to the next, as the engine reuses last iteration's.
+//   communication thread (CommThread, MpiCommunicator) and run there as
+//   RankEngine::execute runs it (a sum left in the gradient is not averaged
+//   there), the main thread waiting for it (wait_for); timed on the main
+//   thread. The exchange is reused from one repetition to the next, as the
+//   engine reuses last iteration's.
+// Then, off both clocks, what the reader of the result pays: a plain copy
+// of the N floats out (what `sparsefuse train` copies into p.grad anyway)
+// and the same copy with the division by P folded in (kernels::average,
+// what RankEngine::average_into does): the "average" column is its excess
+// over the plain copy.
 // raw: MPI_Allreduce(MPI_IN_PLACE, N floats, MPI_SUM) called directly on the
 //   thread that initialised MPI (the communication thread: MPI is FUNNELED),
 //   timed around the call alone.
 // Both reduce in place, so each repetition first refills its buffer with this
 // rank's gradient, off the clock (the engine's gradient is fresh every
-// iteration too). Both start after a barrier; they alternate repetition by
+// iteration too). Both start the same way: a barrier run as a job on the
+// communication thread, the main thread waking from it, then the next job.
+// (A barrier called right before the raw call, on the same thread, starts
+// the ranks in lockstep, and at 16 MiB on this VM that made the raw
+// allreduce 25 % slower than one started as the runtime starts it:
+// runtime/README.md.) They alternate repetition by
 // repetition (so drift in the machine's load hits both alike); each repetition's time is the
 // slowest rank's; the figure is the median over R repetitions after R/5
 // warm-up ones. overhead = runtime / raw - 1.
@@ -27,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/pack.h"
 #include "kernels/synthetic.h"
 #include "runtime/comm_thread.h"
 #include "runtime/exchange.h"
@@ -44,9 +56,9 @@ double median(std::vector<double> v) {
 }
 
 // This rank's seconds: {total, building the payload, the collective on the
-// communication thread, averaging into the aggregate}.
+// communication thread; the reader's plain copy out, and its copy with the average}.
 struct RuntimeTimes {
-  double total = 0, payload = 0, collective = 0, average = 0;
+  double total = 0, payload = 0, collective = 0, copy = 0, average = 0;
 };
 
 RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, BucketExchange& x,
@@ -66,23 +78,31 @@ RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, BucketExc
       [&](Communicator& c) {
         began = Clock::now();
         run_collective(x, c);
+        std::vector<float> no_scratch;  // an allreduce never needs it
+        if (!x.sums_in_gradient()) apply_result(x, layout, c.size(), aggregate.data(), no_scratch);
         ended = Clock::now();
       },
       "runtime allreduce");
   comm.wait_for(ticket, kTimeout);
-  const auto received = Clock::now();
-  std::vector<float> no_scratch;  // an allreduce never needs it
-  apply_result(x, layout, comm.size(), aggregate.data(), no_scratch);
   const auto done = Clock::now();
-  return {seconds(start, done), seconds(start, packed), seconds(began, ended), seconds(received, done)};
+  const float* sum = gradient.data();
+  std::copy(sum, sum + gradient.size(), aggregate.begin());  // both timed passes then find it warm
+  const auto warm = Clock::now();
+  std::copy(sum, sum + gradient.size(), aggregate.begin());
+  const auto copied = Clock::now();
+  kernels::average(sum, int64_t(gradient.size()), comm.size(), aggregate.data());
+  const auto averaged = Clock::now();
+  return {seconds(start, done), seconds(start, packed), seconds(began, ended), seconds(warm, copied),
+          seconds(copied, averaged)};
 }
 
 double raw_path(CommThread& comm, const std::vector<float>& fresh, std::vector<float>& buffer) {
   std::copy(fresh.begin(), fresh.end(), buffer.begin());
   double seconds = 0;
+  comm.submit([](Communicator& c) { c.barrier(); }, "barrier");
+  comm.drain(kTimeout);
   comm.submit(
       [&](Communicator&) {
-        MPI_Barrier(MPI_COMM_WORLD);
         const auto start = Clock::now();
         MPI_Allreduce(MPI_IN_PLACE, buffer.data(), int(buffer.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -94,7 +114,7 @@ double raw_path(CommThread& comm, const std::vector<float>& fresh, std::vector<f
 
 // Medians: the slowest rank's time of each path, and this rank's parts of the runtime's.
 struct Figures {
-  double runtime = 0, raw = 0, payload = 0, collective = 0, average = 0;
+  double runtime = 0, raw = 0, payload = 0, collective = 0, copy = 0, average = 0;
 };
 
 Figures measure(CommThread& comm, int64_t n, int reps) {
@@ -104,7 +124,7 @@ Figures measure(CommThread& comm, int64_t n, int reps) {
   x.bucket.collective = Collective::kAllreduce;
   const std::vector<float> fresh = kernels::gaussian_gradient(n, 7 + uint64_t(comm.rank()), 1.0);
   std::vector<float> aggregate(static_cast<size_t>(n)), gradient = fresh, buffer = fresh;
-  std::vector<double> runtime, raw, payload, collective, average;
+  std::vector<double> runtime, raw, payload, collective, copy, average;
   const int warmup = std::max(1, reps / 5);
   for (int i = 0; i < warmup + reps; ++i) {
     RuntimeTimes a;
@@ -120,6 +140,7 @@ Figures measure(CommThread& comm, int64_t n, int reps) {
     runtime.push_back(a.total);
     payload.push_back(a.payload);
     collective.push_back(a.collective);
+    copy.push_back(a.copy);
     average.push_back(a.average);
     raw.push_back(b);
   }
@@ -130,7 +151,7 @@ Figures measure(CommThread& comm, int64_t n, int reps) {
       },
       "the slowest rank's times");
   comm.drain(kTimeout);
-  return {median(runtime), median(raw), median(payload), median(collective), median(average)};
+  return {median(runtime), median(raw), median(payload), median(collective), median(copy), median(average)};
 }
 
 int main_impl(int argc, char** argv) {
@@ -160,16 +181,17 @@ int main_impl(int argc, char** argv) {
   if (comm.rank() == 0) {
     std::printf("# %d ranks; median of %d repetitions (slowest rank each), %s\n", comm.size(), reps,
                 MpiCommunicator::library_version().c_str());
-    std::printf("# runtime = payload + collective (on the communication thread) + average + hand-offs (rank 0's parts)\n");
-    std::printf("%10s %10s %11s %13s %10s %12s %10s %9s\n", "floats", "bytes", "raw (us)", "runtime (us)", "overhead",
-                "payload", "collective", "average");
+    std::printf("# runtime = payload + collective (on the communication thread) + hand-offs (rank 0's parts);\n"
+                "# off both clocks, the reader's copy out and what folding the average into it adds\n");
+    std::printf("%10s %10s %11s %13s %10s %12s %10s %9s %9s\n", "floats", "bytes", "raw (us)", "runtime (us)",
+                "overhead", "payload", "collective", "copy", "average");
   }
   for (int64_t n : sizes) {
     const Figures f = measure(comm, n, reps);
     if (comm.rank() == 0) {
-      std::printf("%10lld %10lld %11.1f %13.1f %9.1f%% %12.1f %10.1f %9.1f\n", (long long)n, (long long)(4 * n),
-                  f.raw * 1e6, f.runtime * 1e6, (f.runtime / f.raw - 1) * 100, f.payload * 1e6, f.collective * 1e6,
-                  f.average * 1e6);
+      std::printf("%10lld %10lld %11.1f %13.1f %9.1f%% %12.1f %10.1f %9.1f %+9.1f\n", (long long)n,
+                  (long long)(4 * n), f.raw * 1e6, f.runtime * 1e6, (f.runtime / f.raw - 1) * 100, f.payload * 1e6,
+                  f.collective * 1e6, f.copy * 1e6, (f.average - f.copy) * 1e6);
     }
   }
   return 0;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/pack.h"
 #include "policy/bytescheduler.h"
 #include "policy/horovod.h"
 
@@ -37,6 +38,7 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
   }
   compressed_by_.assign(size_t(layout.tensors()), -1);
   synchronized_.assign(size_t(layout.tensors()), false);
+  sum_in_gradient_.assign(size_t(layout.tensors()), 0);
   ready_offsets_.assign(size_t(layout.tensors()), 0);
   if (forward_plan_) {
     stage_times_ = model::stage_times(*forward_plan_, config_.forward_split);
@@ -200,13 +202,14 @@ std::unique_ptr<BucketExchange> RankEngine::make_exchange(const policy::Bucket& 
   return x;
 }
 
-// The collective and the scatter into the average, right after it.
+// The collective and the scatter into the average, right after it (a sum
+// left in the gradient is averaged where it is read: aggregate()).
 void RankEngine::execute(BucketExchange& x, Communicator& comm) {
   x.started = since_start();
   run_collective(x, comm);
   x.finished = since_start();
-  apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
-  x.decompressed = since_start();
+  if (!x.sums_in_gradient()) apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
+  x.decompressed = x.sums_in_gradient() ? x.finished : since_start();
   x.decompression_ns = x.decompressed - x.finished;
 }
 
@@ -258,8 +261,37 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   exchanges_.push_back(std::move(x));
 }
 
+void RankEngine::forget_sums() {
+  for (char& pending : sum_in_gradient_) {
+    sums_lost_ = sums_lost_ || pending;
+    pending = 0;
+  }
+}
+
+const std::vector<float>& RankEngine::aggregate() const {
+  if (sums_lost_) throw std::logic_error("aggregate() read after the next iteration overwrote the sums it needed");
+  for (int t = 0; t < layout_.tensors(); ++t) {
+    if (!sum_in_gradient_[size_t(t)]) continue;
+    const int64_t at = layout_.offset[size_t(t)];
+    kernels::average(gradient_.data() + at, layout_.elements(t, t + 1), comm_.size(), aggregate_.data() + at);
+    sum_in_gradient_[size_t(t)] = 0;
+  }
+  return *completed_aggregate_;
+}
+
+void RankEngine::average_into(int tensor, float* out) const {
+  if (sums_lost_) throw std::logic_error("average_into called after the next iteration overwrote the sums it needed");
+  const int64_t at = layout_.offset[size_t(tensor)], n = layout_.elements(tensor, tensor + 1);
+  if (sum_in_gradient_[size_t(tensor)]) {
+    kernels::average(gradient_.data() + at, n, comm_.size(), out);
+  } else {
+    std::copy(completed_aggregate_->begin() + at, completed_aggregate_->begin() + at + n, out);
+  }
+}
+
 void RankEngine::begin_iteration(int iteration) {
   expect(Phase::kIdle, "begin_iteration");
+  forget_sums();
   iteration_ = iteration;
   std::fill(compressed_by_.begin(), compressed_by_.end(), -1);
   selections_.clear();
@@ -325,9 +357,13 @@ void RankEngine::wait_for_buckets() {
     comm_.wait_for(x->ticket, config_.timeout);
     exposed_decompression_ += std::max<TimeNs>(0, x->decompressed - std::max(x->finished, backward_end_));
     for (const Segment& s : x->segments) {
-      for (int t = s.first; t < s.end; ++t) synchronized_[t] = synchronized_[t] || s.included;
+      for (int t = s.first; t < s.end; ++t) {
+        synchronized_[t] = synchronized_[t] || s.included;
+        sum_in_gradient_[t] = sum_in_gradient_[t] || (s.included && x->sums_in_gradient());
+      }
     }
   }
+  sums_lost_ = false;
   comm_.drain(config_.timeout);
   if (offload_) offload_->wait_all();
   optimizer_start_ = since_start();
@@ -352,6 +388,7 @@ IterationTimes RankEngine::run_iteration(int iteration) {
   // whose timing is replayed. (ByteScheduler: into the other buffer, the
   // previous iteration's collectives still reduce in place in this one.)
   if (scheduled_) gradient_.swap(gradient_back_);
+  forget_sums();
   synthetic_gradient(config_.seed, comm_.rank(), iteration, model_, layout_, gradient_.data());
   begin_iteration(iteration);
   if (forward_plan_) {

@@ -16,7 +16,9 @@
 //     collectives in flush order while backward goes on, and scatters each
 //     result into the averaged gradient right after its collective — the
 //     serial decompression the simulator overlaps with backward and with
-//     later collectives (sim/collective_stage.h);
+//     later collectives (sim/collective_stage.h); a dense allreduce sent
+//     from the gradient leaves its sum there, averaged where it is read
+//     (aggregate(), average_into);
 //  3. after backward the caller waits for the last bucket.
 // Selections with placement gpu-side or cpu-offload run on an OffloadPool
 // while backward goes on; the flush carrying one packs it on the
@@ -141,7 +143,16 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   IterationTimes end_iteration();
 
   // The last iteration's state, for checking and results.
-  const std::vector<float>& aggregate() const { return *completed_aggregate_; }  // averaged; unsynchronised tensors are 0
+  // Averaged; unsynchronised tensors are 0. A dense allreduce sent from the
+  // gradient leaves its sum there (no pass over it on the clock); its
+  // average is taken here, on the first read, or by average_into: the
+  // division a real trainer folds into its copy into p.grad. Throws
+  // std::logic_error once the next iteration's gradient has overwritten sums
+  // never read.
+  const std::vector<float>& aggregate() const;
+  // Tensor T's average, written to OUT (T's elements): from its sum in the
+  // gradient in one pass, or copied from the aggregate.
+  void average_into(int tensor, float* out) const;
   const std::vector<policy::CompressionRequest>& requests() const { return requests_; }
   const std::vector<std::unique_ptr<BucketExchange>>& exchanges() const { return exchanges_; }
   const std::vector<bool>& synchronized() const { return synchronized_; }  // per tensor, by some bucket
@@ -210,7 +221,13 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   policy::WorkerPolicy* policy_;  // own_policy_ or the session's reporter
   std::unique_ptr<Compressor> compressor_;
 
-  std::vector<float> gradient_, residual_, aggregate_;
+  std::vector<float> gradient_, residual_;
+  mutable std::vector<float> aggregate_;  // averages of sums in the gradient are taken into it on read
+  // Per tensor: this iteration's sum is still in the gradient, not yet
+  // averaged into aggregate_; SUMS_LOST_: sums never read were overwritten.
+  mutable std::vector<char> sum_in_gradient_;
+  bool sums_lost_ = false;
+  void forget_sums();  // the gradient is about to be overwritten
   // ByteScheduler: the previous iteration's gradient and aggregate, which its
   // collectives may still be using (swapped with the current ones per iteration).
   std::vector<float> gradient_back_, aggregate_back_;

@@ -133,6 +133,35 @@ TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
   EXPECT_EQ(nonzero, 75);
 }
 
+// A dense allreduce sent from the gradient leaves its sum there: nothing is
+// averaged on the clock (the exchanges show no decompression); the average
+// is taken where it is read, by aggregate() or per tensor by average_into
+// (bit for bit the same), and reading it once the next iteration has
+// overwritten the gradient is an error, not a stale answer.
+TEST(RankEngine, DenseSumsAreAveragedWhereTheyAreRead) {
+  auto comm = loopback();
+  const model::Scenario s = tiny("wfbp");
+  const model::ScenarioPlan dense(s);
+  const ModelLayout layout = ModelLayout::from(s.trace, dense.model);
+  RankEngine engine(dense.model, layout, dense.scheme(), *comm, {});
+  engine.run_iteration(0);
+  for (const auto& x : engine.exchanges()) {
+    EXPECT_TRUE(x->sums_in_gradient());
+    EXPECT_EQ(x->decompression_ns, 0);
+  }
+  std::vector<float> per_tensor(size_t(layout.total()), -1.0f);
+  for (int t = 0; t < layout.tensors(); ++t) engine.average_into(t, per_tensor.data() + layout.offset[size_t(t)]);
+  EXPECT_EQ(per_tensor, engine.aggregate());
+  std::vector<float> copied(size_t(layout.total()), -1.0f);  // once read, from the aggregate
+  for (int t = 0; t < layout.tensors(); ++t) engine.average_into(t, copied.data() + layout.offset[size_t(t)]);
+  EXPECT_EQ(copied, per_tensor);
+
+  engine.run_iteration(1);  // not read: its sums are still in the gradient
+  engine.begin_iteration(2);
+  EXPECT_THROW(engine.aggregate(), std::logic_error);
+  EXPECT_THROW(engine.average_into(0, copied.data()), std::logic_error);
+}
+
 // Driven step by step as a training loop drives it: each bucket is
 // decompressed by the communication thread as soon as its collective is
 // done, so with backward still going on nothing is left to decompress after

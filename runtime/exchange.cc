@@ -101,6 +101,11 @@ bool BucketExchange::packs_payload() const {
   return !(dense_reduction(bucket) && dense != values.data());
 }
 
+bool BucketExchange::sums_in_gradient() const {
+  return bucket.collective == Collective::kAllreduce && bucket.sparse == policy::SparseAllreduce::kNone &&
+         !packs_payload();
+}
+
 int64_t BucketExchange::bytes_sent() const {
   const bool values_only = bucket.sparse == policy::SparseAllreduce::kNone
                                ? dense_reduction(bucket)

@@ -101,6 +101,9 @@ struct BucketExchange {
   // False for a dense allreduce sent from the gradient itself: its flush
   // packed nothing, so none of its time is compression.
   bool packs_payload() const;
+  // A dense allreduce sent from the gradient itself (a whole range or a
+  // partition): its sum is left there in place.
+  bool sums_in_gradient() const;
 };
 
 // "flush #K of iteration I (allgather of tensors [a, b))": how the engine's

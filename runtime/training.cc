@@ -83,10 +83,8 @@ void TrainingSession::wait(float* const* outputs, int count) {
                                             name(missing), done_));
   }
   engine_->wait_for_buckets();
-  const float* aggregate = engine_->aggregate().data();
-  for (int t = 0; t < count; ++t) {
-    std::memcpy(outputs[t], aggregate + layout_.offset[size_t(t)], size_t(elements(t)) * sizeof(float));
-  }
+  // The division by the rank count of a sum left in the gradient happens in this copy.
+  for (int t = 0; t < count; ++t) engine_->average_into(t, outputs[t]);
   phase_ = Phase::kWaited;
 }
 
