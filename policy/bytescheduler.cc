@@ -53,7 +53,10 @@ ByteSchedulerScheme::ByteSchedulerScheme(const GradientModel& model, ByteSchedul
     throw std::invalid_argument("bytescheduler: negative cycle or negotiation time");
   }
   const int L = model.size();
-  const int64_t unit = std::max<int64_t>(1, options_.partition_elements);
+  if (options_.partition_elements < 1 || options_.credit_elements < 1) {
+    throw std::invalid_argument("bytescheduler: partitions and credit need at least one element");
+  }
+  const int64_t unit = options_.partition_elements;
   first_partition_.assign(L + 1, 0);
   for (int t = 0; t < L; ++t) {
     first_partition_[t] = int(partitions_.size());
@@ -109,8 +112,8 @@ const PresetRegistration registration({
      "once every worker posted it; per-tensor update inline before its forward; an iteration ends with backward "
      "(its communication is waited for in the next forward); every partition is a Horovod allreduce: it starts at "
      "Horovod's next cycle tick plus one negotiation (cycle_time_us = 0: no Horovod)",
-     {Knob::count("partition_elements", 1'000'000, "elements", "largest partition of a tensor"),
-      Knob::count("credit_elements", 4'000'000, "elements", "elements in flight at most"),
+     {Knob::count("partition_elements", 1'000'000, "elements", "largest partition of a tensor", 1),
+      Knob::count("credit_elements", 4'000'000, "elements", "elements in flight at most", 1),
       Knob::number("cycle_time_us", 1000.0, "us", "Horovod cycle each partition waits for (0 = none)")},
      Replanning::kPlansItself, build_bytescheduler},
 });

@@ -20,8 +20,10 @@ Knob Knob::flag(std::string name, bool value, std::string help) {
   return {std::move(name), KnobKind::kFlag, value, {}, "", std::move(help)};
 }
 
-Knob Knob::count(std::string name, int64_t value, std::string unit, std::string help) {
-  return {std::move(name), KnobKind::kCount, value, {}, std::move(unit), std::move(help)};
+Knob Knob::count(std::string name, int64_t value, std::string unit, std::string help, int64_t minimum) {
+  Knob k{std::move(name), KnobKind::kCount, value, {}, std::move(unit), std::move(help)};
+  k.minimum = minimum;
+  return k;
 }
 
 Knob Knob::number(std::string name, double value, std::string unit, std::string help) {
@@ -56,7 +58,7 @@ Knob Knob::with_default(Json value) const {
 Json Knob::checked(const JsonNode& value) const {
   switch (kind) {
     case KnobKind::kFlag: return value.as_bool();
-    case KnobKind::kCount: return value.as_int(0, int64_t(1) << 50);
+    case KnobKind::kCount: return value.as_int(minimum, int64_t(1) << 50);
     case KnobKind::kNumber: return value.as_number(0, 1e12);
     case KnobKind::kDensity: return value.as_number(0, 1, /*min_exclusive=*/true);
     case KnobKind::kText: return value.as_string();
@@ -75,7 +77,7 @@ std::string Knob::kind_name() const {
   const std::string in_unit = unit.empty() ? "" : " (" + unit + ")";
   switch (kind) {
     case KnobKind::kFlag: return "true or false";
-    case KnobKind::kCount: return "integer >= 0" + in_unit;
+    case KnobKind::kCount: return fmt::format("integer >= {}", minimum) + in_unit;
     case KnobKind::kNumber: return "number >= 0" + in_unit;
     case KnobKind::kDensity: return "number in (0, 1]";
     case KnobKind::kText: return "string";

@@ -46,9 +46,10 @@ struct Knob {
   // "compression.sparsifier") replaces the default. Off where the value
   // defines the preset (ADTopk's sparsifier).
   bool inherits = true;
+  int64_t minimum = 0;  // kCount: the smallest allowed value
 
   static Knob flag(std::string name, bool value, std::string help);
-  static Knob count(std::string name, int64_t value, std::string unit, std::string help);
+  static Knob count(std::string name, int64_t value, std::string unit, std::string help, int64_t minimum = 0);
   static Knob number(std::string name, double value, std::string unit, std::string help);
   static Knob density(double value = 0.01);
   static Knob text(std::string name, std::string value, std::string help);

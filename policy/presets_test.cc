@@ -46,5 +46,17 @@ TEST(Presets, KnobTypesAreChecked) {
   }
 }
 
+// A credit of 0 would never launch anything (the simulator stopped with an
+// internal error, exit 1): bad input, naming the knob and its range.
+TEST(Presets, CountKnobsHaveTheirMinimum) {
+  Json doc = {{"preset", "bytescheduler"}, {"credit_elements", 0}};
+  try {
+    parse_scheme_config(JsonNode(doc, "f", "/scheme"));
+    FAIL() << "accepted a credit of 0";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "f: at /scheme/credit_elements: expected an integer in [1, 1125899906842624], got 0");
+  }
+}
+
 }  // namespace
 }  // namespace sparsefuse::policy
