@@ -35,6 +35,9 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
     scheduled_ = std::make_unique<ScheduledSession>(scheme, layout, bytescheduler->cycle_ns());
     gradient_back_.assign(n, 0.0f);
     aggregate_back_.assign(n, 0.0f);
+    // No iteration is complete yet: show the buffer no collective writes
+    // (begin_iteration swaps the contents; finish_scheduled points it on).
+    completed_aggregate_ = &aggregate_back_;
   }
   compressed_by_.assign(size_t(layout.tensors()), -1);
   synchronized_.assign(size_t(layout.tensors()), false);
