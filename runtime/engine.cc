@@ -211,8 +211,9 @@ void RankEngine::execute(BucketExchange& x, Communicator& comm) {
   x.started = since_start();
   run_collective(x, comm);
   x.finished = since_start();
-  if (!x.sums_in_gradient()) apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
-  x.decompressed = x.sums_in_gradient() ? x.finished : since_start();
+  const bool sum_stays = x.sums_in_gradient();
+  if (!sum_stays) apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
+  x.decompressed = sum_stays ? x.finished : since_start();
   x.decompression_ns = x.decompressed - x.finished;
 }
 
@@ -359,11 +360,9 @@ void RankEngine::wait_for_buckets() {
   for (auto& x : exchanges_) {
     comm_.wait_for(x->ticket, config_.timeout);
     exposed_decompression_ += std::max<TimeNs>(0, x->decompressed - std::max(x->finished, backward_end_));
-    for (const Segment& s : x->segments) {
-      for (int t = s.first; t < s.end; ++t) {
-        synchronized_[t] = synchronized_[t] || s.included;
-        sum_in_gradient_[t] = sum_in_gradient_[t] || (s.included && x->sums_in_gradient());
-      }
+    mark_synchronized(*x);
+    if (x->sums_in_gradient()) {
+      for (int t = x->bucket.first_tensor; t < x->bucket.end_tensor; ++t) sum_in_gradient_[size_t(t)] = 1;
     }
   }
   sums_lost_ = false;
@@ -489,10 +488,12 @@ void RankEngine::finish_scheduled(int iteration) {
   // The round of ITERATION averaged into the buffer that was current then.
   completed_aggregate_ = iteration == iteration_ ? &aggregate_ : &aggregate_back_;
   std::fill(synchronized_.begin(), synchronized_.end(), false);
-  for (const auto& x : exchanges_) {
-    for (const Segment& s : x->segments) {
-      for (int t = s.first; t < s.end; ++t) synchronized_[t] = synchronized_[t] || s.included;
-    }
+  for (const auto& x : exchanges_) mark_synchronized(*x);
+}
+
+void RankEngine::mark_synchronized(const BucketExchange& x) {
+  for (const Segment& s : x.segments) {
+    for (int t = s.first; t < s.end; ++t) synchronized_[t] = synchronized_[t] || s.included;
   }
 }
 

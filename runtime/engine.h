@@ -183,6 +183,8 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   void replay_gated_forward(bool first);
   // ByteScheduler: the previous iteration's collectives done; its exchanges become exchanges().
   void finish_scheduled(int iteration);
+  // The tensors X carried count as synchronized this iteration.
+  void mark_synchronized(const BucketExchange& x);
   void post_gather(int stage);
   TimeNs scaled(TimeNs trace_ns) const;
   void expect(Phase phase, const char* call) const;

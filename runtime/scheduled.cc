@@ -41,6 +41,14 @@ ScheduledSession::~ScheduledSession() = default;
 
 ScheduledSession::Round& ScheduledSession::round(int iteration) { return *rounds_[iteration % 2]; }
 
+ScheduledSession::Round& ScheduledSession::in_flight(int iteration) {
+  Round& r = round(iteration);
+  if (r.iteration != iteration || r.ticket == 0) {
+    throw std::logic_error(fmt::format("no collectives of iteration {} in flight", iteration));
+  }
+  return r;
+}
+
 void ScheduledSession::start(int iteration, CommThread& comm, Clock::time_point start, float* aggregate) {
   Round& r = round(iteration);
   if (r.ticket != 0) {
@@ -212,10 +220,7 @@ void ScheduledSession::run(Round& r, Communicator& comm) {
 
 void ScheduledSession::wait_for_tensor(int iteration, int tensor, CommThread& comm,
                                        std::chrono::milliseconds timeout) {
-  Round& r = round(iteration);
-  if (r.iteration != iteration || r.ticket == 0) {
-    throw std::logic_error(fmt::format("no collectives of iteration {} in flight", iteration));
-  }
+  Round& r = in_flight(iteration);
   std::unique_lock<std::mutex> lock(r.mutex);
   const bool woke =
       r.changed.wait_for(lock, timeout, [&] { return r.gate_open[size_t(tensor)] != 0 || r.ended; });
@@ -231,10 +236,7 @@ void ScheduledSession::wait_for_tensor(int iteration, int tensor, CommThread& co
 
 void ScheduledSession::finish(int iteration, CommThread& comm, std::chrono::milliseconds timeout,
                               std::vector<std::unique_ptr<BucketExchange>>& out) {
-  Round& r = round(iteration);
-  if (r.iteration != iteration || r.ticket == 0) {
-    throw std::logic_error(fmt::format("no collectives of iteration {} in flight", iteration));
-  }
+  Round& r = in_flight(iteration);
   comm.wait_for(r.ticket, timeout);
   r.ticket = 0;
   for (int op : r.launch_order) out.push_back(std::move(r.posted[size_t(op)]));

@@ -86,6 +86,7 @@ class ScheduledSession {
   struct Round;
   class Job;
   Round& round(int iteration);
+  Round& in_flight(int iteration);  // ITERATION's round, whose job was started and not finished
   void run(Round& round, Communicator& comm);
   void wait_for_tick(TimeNs now);
 
