@@ -35,8 +35,9 @@ uint64_t CommThread::submit(Job job, std::string what) {
   return ticket;
 }
 
-void CommThread::wait_for(uint64_t ticket, std::chrono::milliseconds timeout) {
+bool CommThread::wait_for(uint64_t ticket, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
+  const bool already = !error_ && completed_ >= ticket;
   bool done = idle_.wait_for(lock, timeout, [&] { return error_ || completed_ >= ticket; });
   if (error_) std::rethrow_exception(error_);
   if (!done) {
@@ -46,6 +47,7 @@ void CommThread::wait_for(uint64_t ticket, std::chrono::milliseconds timeout) {
     if (watch_) message += ". Peers: " + watch_->describe_peers();
     throw CommTimeout(message);
   }
+  return !already;
 }
 
 std::vector<int64_t> CommThread::allgather(int64_t value, std::string what, std::chrono::milliseconds timeout) {

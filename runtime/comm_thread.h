@@ -57,7 +57,8 @@ class CommThread {
   // Rethrows the first exception a job threw (later jobs are then skipped: a
   // rank whose collectives failed must not start the next one); throws
   // CommTimeout naming the running job if that takes longer than TIMEOUT.
-  void wait_for(uint64_t ticket, std::chrono::milliseconds timeout);
+  // Returns whether it had to wait (false: the job had already run).
+  bool wait_for(uint64_t ticket, std::chrono::milliseconds timeout);
   // wait_for the last job submitted.
   void drain(std::chrono::milliseconds timeout);
   // Every rank's VALUE, rank-major: one allgather queued as the job WHAT and

@@ -181,6 +181,7 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   void wait_until(TimeNs at) const;  // ns since the iteration start
   // A forward plan's forward (replay), stage by stage; FIRST: no all-gather, no update.
   void replay_gated_forward(bool first);
+  void prepare_off_clock(int iteration);
   // ByteScheduler: the previous iteration's collectives done; its exchanges become exchanges().
   void finish_scheduled(int iteration);
   // The tensors X carried count as synchronized this iteration.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -501,6 +503,66 @@ TEST(Driver, DearUpdatesInsideTheForward) {
   EXPECT_GE(b["forward"].get<double>(), 0.020);
   EXPECT_LT(b["forward"].get<double>(), 0.025);
   EXPECT_GE(b["backward"].get<double>(), 0.060);
+}
+
+// A replayed forward gated at every one of 160 stages, each 10 us of
+// compute, with every gate already open (one rank, no cycle): the forward
+// takes its 1.6 ms plus one sleep's overshoot, and the iteration 0.16 ms of
+// backward more. A clock moved to "now" at each open gate would add every
+// stage's overshoot (at least Linux's 50 us timer slack each: 8 ms more), to
+// the forward or, counted as waiting, to the iteration.
+TEST(Driver, OpenGatesDoNotAccumulateSleepOvershoot) {
+  const int tensors = 160;
+  Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "gates160"},       {"batch_size", 1},
+                {"dtype", "float32"},            {"forward_ns", tensors * 10'000}, {"backward_ns", tensors * 1'000},
+                {"optimizer_ns", 0},             {"tensors", Json::array()}};
+  for (int t = 0; t < tensors; ++t) {
+    trace["tensors"].push_back({{"name", fmt::format("t{}", t)}, {"shape", {4}}, {"elements", 4}, {"ready_ns", (t + 1) * 1'000}});
+  }
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/gates160.json";
+  std::ofstream(path) << trace.dump();
+  Json doc = {{"model", {{"trace", path}}}, {"workers", 1}, {"warmup_iterations", 1}, {"iterations", 3},
+              {"scheme", {{"preset", "bytescheduler"}, {"cycle_time_us", 0}}}};
+  const model::Scenario s = model::parse_scenario(doc, "gates160.json");
+  auto comm = loopback();
+  RunOptions options;
+  options.transport = "loopback";
+  const RunOutcome outcome = run_scenario(s, *plan_for_runtime(s, 1), *comm, options);
+  const Json out = outcome.to_json();
+  const double forward = out["breakdown_s"]["forward"].get<double>();
+  EXPECT_GE(forward, 0.0016);
+  EXPECT_LT(forward, 0.0046) << "each open gate added its stage's sleep overshoot";
+  EXPECT_LT(out["iteration_time_s"]["mean"].get<double>(), 0.0048) << "each open gate waited for its overshoot";
+}
+
+// Ranks start each replayed iteration's clock together, after a barrier
+// (one rank's off-clock work must not be timed as the other's collectives);
+// a lagging scheme's comes inside the forward, once the last iteration's
+// collectives are done (queued behind them it would end their overlap).
+TEST(RankEngine, ReplayedIterationsStartTheirClocksAfterABarrier) {
+  struct CountingLoopback : LoopbackCommunicator {
+    std::atomic<int>* barriers;
+    void barrier() override { ++*barriers; }
+  };
+  for (const Json& scheme : {Json("wfbp"), Json({{"preset", "bytescheduler"}, {"cycle_time_us", 0}})}) {
+    std::atomic<int> barriers{0};
+    CommThread comm([&] {
+      auto c = std::make_unique<CountingLoopback>();
+      c->barriers = &barriers;
+      return c;
+    });
+    const model::Scenario s = tiny(scheme);
+    const model::ScenarioPlan planned(s);
+    EngineConfig config;
+    config.forward_split = model::forward_times(s.trace, planned.model, 1.0);
+    const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
+    RankEngine engine(planned.model, layout, planned.scheme(), comm, config);
+    for (int i = 0; i < 3; ++i) {
+      engine.run_iteration(i);
+      EXPECT_EQ(barriers.load(), i + 1) << scheme.dump();
+    }
+  }
 }
 
 TEST(Driver, RefusesWhatItCannotRunAsBadInput) {

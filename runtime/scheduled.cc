@@ -218,13 +218,14 @@ void ScheduledSession::run(Round& r, Communicator& comm) {
   }
 }
 
-void ScheduledSession::wait_for_tensor(int iteration, int tensor, CommThread& comm,
+bool ScheduledSession::wait_for_tensor(int iteration, int tensor, CommThread& comm,
                                        std::chrono::milliseconds timeout) {
   Round& r = in_flight(iteration);
   std::unique_lock<std::mutex> lock(r.mutex);
+  if (r.gate_open[size_t(tensor)]) return false;
   const bool woke =
       r.changed.wait_for(lock, timeout, [&] { return r.gate_open[size_t(tensor)] != 0 || r.ended; });
-  if (r.gate_open[size_t(tensor)]) return;
+  if (r.gate_open[size_t(tensor)]) return true;
   lock.unlock();
   if (!woke) {
     throw CommTimeout(fmt::format("the collectives of iteration {} covering tensor {} did not finish within {} ms",

@@ -70,8 +70,9 @@ class ScheduledSession {
 
   // The next iteration's forward: returns once every collective of
   // ITERATION that covers TENSOR is done (rethrows the job's error; throws
-  // CommTimeout after TIMEOUT).
-  void wait_for_tensor(int iteration, int tensor, CommThread& comm, std::chrono::milliseconds timeout);
+  // CommTimeout after TIMEOUT). Returns whether it had to wait (false: the
+  // collectives were done when it was called).
+  bool wait_for_tensor(int iteration, int tensor, CommThread& comm, std::chrono::milliseconds timeout);
   // Waits for ITERATION's job and appends its exchanges to OUT in launch order.
   void finish(int iteration, CommThread& comm, std::chrono::milliseconds timeout,
               std::vector<std::unique_ptr<BucketExchange>>& out);
