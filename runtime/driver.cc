@@ -16,7 +16,7 @@
 
 namespace sparsefuse::runtime {
 
-std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks, RuntimeMode mode) {
+std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks) {
   if (scenario.workers != ranks) {
     throw InputError(scenario.file, "/workers",
                      fmt::format("expected {} (the number of ranks this run was started with), got {}; run with "
@@ -24,7 +24,7 @@ std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& sce
                                  ranks, scenario.workers, scenario.workers, ranks));
   }
   auto planned = std::make_unique<model::ScenarioPlan>(scenario);
-  std::string reason = unsupported_reason(scenario.scheme.preset, planned->scheme(), mode);
+  std::string reason = unsupported_reason(scenario.scheme.preset, planned->scheme());
   if (!reason.empty()) throw InputError(scenario.file, "/scheme", reason);
   return planned;
 }

@@ -39,8 +39,7 @@ struct RunOptions {
 // simulator plans it). Bad input for the runtime (InputError, exit 2): a
 // worker count other than RANKS, or a scheme the runtime cannot execute
 // (runtime/support.h).
-std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks,
-                                                      RuntimeMode mode = RuntimeMode::kReplay);
+std::unique_ptr<model::ScenarioPlan> plan_for_runtime(const model::Scenario& scenario, int ranks);
 
 struct RunOutcome {
   model::RunResult result;  // the same on every rank after the final reduction

@@ -313,10 +313,13 @@ void RankEngine::begin_iteration(int iteration) {
   start_ = Clock::now();
   if (coordinated_) coordinated_->start(iteration, comm_, *this, start_);
   if (scheduled_) {
-    // The previous iteration's collectives still average into its buffer.
+    // The previous iteration's collectives still reduce in place in its
+    // gradient and average into its aggregate: this one takes the others.
+    gradient_.swap(gradient_back_);
     aggregate_.swap(aggregate_back_);
     scheduled_flushes_ = 0;
   }
+  if (forward_plan_ && gathers_[0].owed) post_gather(0);  // at the iteration start
 }
 
 void RankEngine::backward_started() {
@@ -401,12 +404,10 @@ void RankEngine::prepare_off_clock(int iteration) {
 }
 
 IterationTimes RankEngine::run_iteration(int iteration) {
-  // ByteScheduler: into the other buffer, the previous iteration's
-  // collectives still reduce in place in this one, and the gradient is
-  // prepared inside the forward once they are done (replay_gated_forward).
-  if (scheduled_) gradient_.swap(gradient_back_);
+  // ByteScheduler: its previous iteration's collectives are still in
+  // flight; it prepares inside the forward, once they are done.
   forget_sums();
-  if (!scheduled_ || iteration == 0) prepare_off_clock(iteration);
+  if (!scheduled_) prepare_off_clock(iteration);
   begin_iteration(iteration);
   if (forward_plan_) {
     replay_gated_forward(iteration == 0);
@@ -449,6 +450,44 @@ void RankEngine::post_gather(int g) {
                   group.end_tensor, iteration_));
 }
 
+bool RankEngine::open_stage(int g) {
+  expect(Phase::kForward, "open_stage");
+  const auto& stages = forward_plan_->stages;
+  bool blocked = false;
+  if (StageGather& s = gathers_[size_t(g)]; s.ticket) {
+    blocked = comm_.wait_for(s.ticket, config_.timeout);
+    s.ticket = 0;
+  }
+  if (scheduled_ && iteration_ > 0) {  // the previous iteration's collectives covering the stage
+    for (int t = stages[size_t(g)].first_tensor; t < stages[size_t(g)].end_tensor; ++t) {
+      blocked |= scheduled_->wait_for_tensor(iteration_ - 1, t, comm_, config_.timeout);
+    }
+  }
+  if (size_t(g) + 1 < stages.size() && gathers_[size_t(g) + 1].owed) post_gather(g + 1);
+  return blocked;
+}
+
+void RankEngine::enter_stage(int g) {
+  const TimeNs before = since_start();
+  if (open_stage(g)) gated_wait_ += since_start() - before;
+  stage_opened_ = since_start();
+}
+
+void RankEngine::stage_updated() { gated_optimizer_ += since_start() - stage_opened_; }
+
+void RankEngine::end_forward() {
+  expect(Phase::kForward, "end_forward");
+  if (!scheduled_ || iteration_ == 0) return;
+  const TimeNs before = since_start();
+  finish_scheduled(iteration_ - 1);
+  gated_wait_ += since_start() - before;
+  if (settle_) {  // off the clock, with nothing in flight: the clock moves on by what it took
+    const Clock::time_point paused = Clock::now();
+    settle_(iteration_ - 1);
+    start_ += Clock::now() - paused;
+  }
+}
+
 // The simulator's gated forward (sim/forward_pass.cc) on this rank's clock:
 // CLOCK is where the stage would start without waiting. A gate found open
 // leaves it alone, so sleep overshoot does not accumulate over the stages
@@ -457,28 +496,14 @@ void RankEngine::post_gather(int g) {
 // wait, and the stage starts when the gate opened.
 void RankEngine::replay_gated_forward(bool first) {
   const auto& stages = forward_plan_->stages;
-  if (gathers_[0].owed) post_gather(0);  // at the iteration start
   TimeNs clock = scaled(config_.forward_split.lead_ns);
   wait_until(clock);
-  auto passed_gate = [&](bool blocked) {
-    const TimeNs after = since_start();
-    if (!blocked || after <= clock) return;
-    gated_wait_ += after - clock;
-    clock = after;
-  };
   for (size_t g = 0; g < stages.size(); ++g) {
-    if (StageGather& s = gathers_[g]; s.ticket) {
-      passed_gate(comm_.wait_for(s.ticket, config_.timeout));
-      s.ticket = 0;
+    const bool blocked = open_stage(int(g));
+    if (const TimeNs after = since_start(); blocked && after > clock) {
+      gated_wait_ += after - clock;
+      clock = after;
     }
-    if (scheduled_ && !first) {  // the previous iteration's collectives covering the stage
-      bool blocked = false;
-      for (int t = stages[g].first_tensor; t < stages[g].end_tensor; ++t) {
-        blocked |= scheduled_->wait_for_tensor(iteration_ - 1, t, comm_, config_.timeout);
-      }
-      passed_gate(blocked);
-    }
-    if (g + 1 < stages.size() && gathers_[g + 1].owed) post_gather(int(g + 1));
     const TimeNs optimizer = first ? 0 : scaled(stage_times_[g].optimizer);
     gated_optimizer_ += optimizer;
     clock += optimizer;
@@ -486,13 +511,9 @@ void RankEngine::replay_gated_forward(bool first) {
     clock += scaled(stage_times_[g].forward);
     wait_until(clock);
   }
-  if (scheduled_ && !first) {
-    const TimeNs before = since_start();
-    finish_scheduled(iteration_ - 1);
-    gated_wait_ += since_start() - before;
-    // Off the clock, with nothing in flight: the clock moves on by what it took.
+  end_forward();
+  if (scheduled_) {  // its gradient, now that nothing is in flight
     const Clock::time_point paused = Clock::now();
-    if (settle_) settle_(iteration_ - 1);
     prepare_off_clock(iteration_);
     start_ += Clock::now() - paused;
   }

@@ -135,6 +135,19 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   // A training loop's iteration, step by step (see the file comment).
   // Throws std::logic_error when called out of order.
   void begin_iteration(int iteration);
+  // A forward plan's forward (DeAR, ByteScheduler), stage by stage in
+  // forward order after begin_iteration: enter_stage(g) waits until stage G
+  // may start (DeAR: its all-gather has landed, and stage g + 1's is posted;
+  // ByteScheduler: the last iteration's collectives covering its tensors are
+  // done), timing the wait as exposed communication; the stage's averages
+  // are then average_into's (iteration 0 has none). stage_updated() after
+  // the caller updated the stage's parameters times that as optimizer.
+  // end_forward() after the last stage: ByteScheduler's last iteration
+  // becomes exchanges() (the settle hook runs, off the clock).
+  void enter_stage(int g);
+  void stage_updated();
+  void end_forward();
+  const policy::ForwardPlan* forward_plan() const { return forward_plan_; }
   void backward_started();
   float* gradient(int tensor) { return gradient_.data() + layout_.offset[size_t(tensor)]; }
   int next_tensor() const { return next_tensor_; }
@@ -181,6 +194,8 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   void wait_until(TimeNs at) const;  // ns since the iteration start
   // A forward plan's forward (replay), stage by stage; FIRST: no all-gather, no update.
   void replay_gated_forward(bool first);
+  // Waits until forward stage G may start; returns whether it had to wait.
+  bool open_stage(int g);
   void prepare_off_clock(int iteration);
   // ByteScheduler: the previous iteration's collectives done; its exchanges become exchanges().
   void finish_scheduled(int iteration);
@@ -253,6 +268,7 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   TimeNs pending_compression_ = 0, inline_compression_ = 0;
   TimeNs backward_start_ = 0, backward_end_ = 0, optimizer_start_ = 0, exposed_decompression_ = 0;
   TimeNs gated_optimizer_ = 0, gated_wait_ = 0;  // a forward plan's update and all-gather waits
+  TimeNs stage_opened_ = 0;                      // when enter_stage last returned
   // Last: destroyed first, its threads finishing before the buffers they write go.
   std::unique_ptr<OffloadPool> offload_;  // created at the first offloaded selection
 };

@@ -20,7 +20,7 @@ bool runs_sparse_allreduce(policy::SparseAllreduce a) {
 
 }  // namespace
 
-std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme, RuntimeMode mode) {
+std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme) {
   const std::string head = fmt::format("runtime-mpi cannot run preset \"{}\": ", preset);
   if (!scheme.make_worker_policy(0) && !dynamic_cast<const policy::HorovodScheme*>(&scheme)) {
     return head + "it negotiates through a coordinator other than Horovod's, whose cycle the runtime does not know";
@@ -31,11 +31,6 @@ std::string unsupported_reason(const std::string& preset, const policy::Scheme& 
     if (!dynamic_cast<const policy::ByteSchedulerScheme*>(&scheme) || !plan || !plan->wait_for_covering_collectives ||
         plan->iteration_waits_for_collectives) {
       return head + "it reorders launches with a scheduler other than ByteScheduler's, which the runtime does not know";
-    }
-    if (mode == RuntimeMode::kTraining) {
-      return head + "it updates each tensor inside the next forward pass once its collectives are done; the PyTorch "
-                    "front end steps the wrapped optimizer once per iteration, after backward (sparsefuse run "
-                    "replays it)";
     }
     return "";
   }
@@ -49,10 +44,6 @@ std::string unsupported_reason(const std::string& preset, const policy::Scheme& 
         return head + fmt::format("its forward waits on a deferred {}; the runtime defers all-gathers only",
                                   collective_name(stage.deferred.collective));
       }
-    }
-    if (mode == RuntimeMode::kTraining) {
-      return head + "it all-gathers each group and updates it inside the next forward pass; the PyTorch front end "
-                    "steps the wrapped optimizer once per iteration, after backward (sparsefuse run replays it)";
     }
   }
   // An adaptive scheme ("replan_every") runs the plan it wraps.

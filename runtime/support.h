@@ -9,13 +9,9 @@
 
 namespace sparsefuse::runtime {
 
-// How the runtime drives the iteration: replaying the trace's compute
-// (`sparsefuse run`) or beside a real training loop (`sparsefuse train`,
-// runtime/training.h), whose forward and optimizer are the framework's.
-enum class RuntimeMode { kReplay, kTraining };
-
-// Returns "" when SCHEME can run, else why not (a sentence naming PRESET).
-std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme,
-                               RuntimeMode mode = RuntimeMode::kReplay);
+// Returns "" when SCHEME can run, replaying a trace (`sparsefuse run`) or
+// beside a real training loop (`sparsefuse train`), else why not (a
+// sentence naming PRESET).
+std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme);
 
 }  // namespace sparsefuse::runtime

@@ -13,11 +13,24 @@
 // end_iteration after its optimizer step (an adaptive scheme re-plans there,
 // as under `sparsefuse run`). finish() reduces the measured
 // iterations over ranks into result.json's schema.
+//
+// A scheme with a forward plan (DeAR, ByteScheduler: stages() > 0) updates
+// inside the next forward instead, stage by stage as the simulator's gated
+// forward does (sim/forward_pass.h). In each forward, before backward,
+// every stage in order: open_stage(g) waits for what the stage needs (DeAR:
+// its all-gather; ByteScheduler: the previous iteration's collectives
+// covering its tensors) and writes the previous iteration's averages of its
+// tensors; the caller applies them to those parameters and calls
+// stage_updated() (timed as optimizer). wait() then takes no outputs and
+// no optimizer step follows backward. After the last iteration complete()
+// writes every tensor's last average (the final update); finish() does it,
+// discarding them, if the caller did not.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/plan.h"
@@ -55,6 +68,18 @@ class TrainingSession {
   void wait(float* const* outputs, int count);
   void end_iteration();
 
+  // Forward stages of a scheme that updates inside the forward (0: none);
+  // stage G covers tensors [first, end) (backward order).
+  int stages() const;
+  std::pair<int, int> stage_tensors(int g) const;
+  // OUTPUTS: one pointer per tensor of stage G, in tensor order. Returns
+  // whether they were written (the first iteration has nothing to apply).
+  bool open_stage(int g, float* const* outputs, int count);
+  void stage_updated();
+  // After the last iteration: OUTPUTS (tensors() pointers, or none with
+  // COUNT 0 to discard) receive each tensor's last average. Collective.
+  void complete(float* const* outputs, int count);
+
   // The last finished iteration's buckets, in flush order.
   const std::vector<std::unique_ptr<BucketExchange>>& buckets() const { return engine_->exchanges(); }
 
@@ -70,9 +95,14 @@ class TrainingSession {
   ModelLayout layout_;
   std::unique_ptr<RankEngine> engine_;
   RuntimeReplanner replanner_;  // "replan_every": after end_iteration, from this run's measurements
-  enum class Phase { kIdle, kForward, kBackward, kWaited };
+  enum class Phase { kIdle, kForward, kBackward, kWaited, kCompleted };
   void expect(Phase phase, const char* call) const;
+  // Agrees on iteration IT's exchanges (engine_->exchanges()) and counts them with TIMES.
+  void settle(int it, const IterationTimes& times);
   Phase phase_ = Phase::kIdle;
+  int next_stage_ = 0;           // the forward stage open_stage expects next
+  bool stage_open_ = false;      // open_stage returned; stage_updated not yet called
+  IterationTimes unsettled_;     // a lagging scheme's last iteration, settled in the next forward
   std::vector<char> ready_;
   RankTotals totals_;
   int done_ = 0;

@@ -142,8 +142,14 @@ TEST_F(CApi, CallerMistakesAreBadInputWithAMessage) {
   EXPECT_EQ(sf_session_create(comm, two.c_str(), &bad), SF_BAD_INPUT);
   EXPECT_NE(std::string(sf_last_error()).find(two + ": at /workers: expected 1"), std::string::npos)
       << sf_last_error();
-  EXPECT_EQ(sf_session_create(comm, scenario("dear").c_str(), &bad), SF_BAD_INPUT);
-  EXPECT_NE(std::string(sf_last_error()).find("at /scheme"), std::string::npos) << sf_last_error();
+  const std::string never_exact = scenario(
+      "oktopk", 1,
+      R"({"model": {"trace": ")" + std::filesystem::current_path().string() +
+          R"(/tests/data/tiny3.json"}, "workers": 1, "scheme": {"preset": "oktopk", "exact_every": 0}})");
+  EXPECT_EQ(sf_session_create(comm, never_exact.c_str(), &bad), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find("at /scheme: runtime-mpi cannot run preset \"oktopk\""),
+            std::string::npos)
+      << sf_last_error();
   EXPECT_EQ(bad, nullptr);
 
   open("wfbp");
@@ -166,6 +172,66 @@ TEST_F(CApi, CallerMistakesAreBadInputWithAMessage) {
       << sf_last_error();
   char* json = nullptr;
   EXPECT_EQ(sf_session_finish(session, &json), SF_BAD_INPUT);  // mid-iteration
+}
+
+// DeAR and ByteScheduler update inside the next forward: every stage opened
+// in order hands over the previous iteration's averages of its tensors (one
+// rank: its own gradient), none in the first iteration; complete() hands
+// over the last iteration's. Calls out of order are bad input.
+TEST_F(CApi, GatedSchemesHandOverThePreviousAveragesStageByStage) {
+  for (const char* scheme : {"dear", "bytescheduler"}) {
+    SCOPED_TRACE(scheme);
+    open(scheme);
+    const int stages = sf_session_stages(session);
+    ASSERT_GT(stages, 0);
+    auto gradient = [](int it, int t) {
+      std::vector<float> g(250);
+      for (int i = 0; i < 250; ++i) g[size_t(i)] = float(it * 10000 + t * 1000 + i);
+      return g;
+    };
+    std::vector<std::vector<float>> out(3, std::vector<float>(250, -1));
+    for (int it = 0; it < 3; ++it) {
+      ASSERT_EQ(sf_session_begin_iteration(session), SF_OK) << sf_last_error();
+      for (int g = 0; g < stages; ++g) {
+        int first = -1, end = -1, updated = -1;
+        ASSERT_EQ(sf_session_stage_tensors(session, g, &first, &end), SF_OK);
+        std::vector<float*> outputs;
+        for (int t = first; t < end; ++t) outputs.push_back(out[size_t(t)].data());
+        if (g == 0 && stages > 1) {
+          EXPECT_EQ(sf_session_open_stage(session, 1, nullptr, 0, &updated), SF_BAD_INPUT);
+          EXPECT_NE(std::string(sf_last_error()).find("expected stage 0 (forward order)"), std::string::npos)
+              << sf_last_error();
+          EXPECT_EQ(sf_session_backward_started(session), SF_BAD_INPUT);
+          EXPECT_NE(std::string(sf_last_error()).find("never opened"), std::string::npos) << sf_last_error();
+        }
+        ASSERT_EQ(sf_session_open_stage(session, g, outputs.data(), end - first, &updated), SF_OK) << sf_last_error();
+        EXPECT_EQ(updated, it > 0 ? 1 : 0);
+        for (int t = first; t < end && it > 0; ++t) EXPECT_EQ(out[size_t(t)], gradient(it - 1, t)) << "tensor " << t;
+        ASSERT_EQ(sf_session_stage_updated(session), SF_OK) << sf_last_error();
+      }
+      for (int t = 0; t < 3; ++t) ASSERT_EQ(sf_session_tensor_ready(session, t, gradient(it, t).data(), 250), SF_OK);
+      float* all[3] = {out[0].data(), out[1].data(), out[2].data()};
+      EXPECT_EQ(sf_session_wait(session, all, 3), SF_BAD_INPUT);  // the averages come in the next forward
+      EXPECT_NE(std::string(sf_last_error()).find("expected 0 output tensors, got 3"), std::string::npos)
+          << sf_last_error();
+      ASSERT_EQ(sf_session_wait(session, nullptr, 0), SF_OK) << sf_last_error();
+      ASSERT_EQ(sf_session_end_iteration(session), SF_OK) << sf_last_error();
+    }
+    float* all[3] = {out[0].data(), out[1].data(), out[2].data()};
+    ASSERT_EQ(sf_session_complete(session, all, 3), SF_OK) << sf_last_error();
+    for (int t = 0; t < 3; ++t) EXPECT_EQ(out[size_t(t)], gradient(2, t)) << "tensor " << t;
+    EXPECT_EQ(sf_session_begin_iteration(session), SF_BAD_INPUT);
+    EXPECT_NE(std::string(sf_last_error()).find("begin_iteration called after complete"), std::string::npos)
+        << sf_last_error();
+    char* json = nullptr;
+    ASSERT_EQ(sf_session_finish(session, &json), SF_OK) << sf_last_error();
+    const auto result = nlohmann::json::parse(json);
+    sf_free(json);
+    EXPECT_EQ(result["scenario"]["iterations"], 2);
+    EXPECT_FALSE(result["buckets"].empty());
+    sf_session_destroy(session);
+    session = nullptr;
+  }
 }
 
 TEST_F(CApi, BroadcastOnOneRankReturnsTheText) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -84,8 +85,14 @@ char* copy_out(const std::string& text) {
   return out;
 }
 
-void require(bool ok, const char* what) {
+void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
+}
+
+// OUTPUTS (COUNT pointers; none needed when COUNT is 0) must all be non-null.
+void require_outputs(float* const* outputs, int count, const char* call) {
+  require(count == 0 || outputs, fmt::format("{}: null outputs", call));
+  for (int t = 0; t < count; ++t) require(outputs[t] != nullptr, fmt::format("{}: a null output pointer", call));
 }
 
 }  // namespace
@@ -217,9 +224,41 @@ int sf_session_tensor_ready(sf_session* s, int t, const float* data, int64_t ele
 
 int sf_session_wait(sf_session* s, float* const* outputs, int count) {
   return guarded(s ? s->comm : nullptr, [&] {
-    require(s && outputs, "sf_session_wait: null argument");
-    for (int t = 0; t < count; ++t) require(outputs[t] != nullptr, "sf_session_wait: a null output pointer");
+    require(s, "sf_session_wait: null session");
+    require_outputs(outputs, count, "sf_session_wait");
     s->session->wait(outputs, count);
+  });
+}
+
+int sf_session_stages(const sf_session* s) { return s ? s->session->stages() : -1; }
+
+int sf_session_stage_tensors(const sf_session* s, int g, int* first, int* end) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s && first && end, "sf_session_stage_tensors: null argument");
+    std::tie(*first, *end) = s->session->stage_tensors(g);
+  });
+}
+
+int sf_session_open_stage(sf_session* s, int g, float* const* outputs, int count, int* updated) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s && updated, "sf_session_open_stage: null argument");
+    require_outputs(outputs, count, "sf_session_open_stage");
+    *updated = s->session->open_stage(g, outputs, count) ? 1 : 0;
+  });
+}
+
+int sf_session_stage_updated(sf_session* s) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s, "sf_session_stage_updated: null session");
+    s->session->stage_updated();
+  });
+}
+
+int sf_session_complete(sf_session* s, float* const* outputs, int count) {
+  return guarded(s ? s->comm : nullptr, [&] {
+    require(s, "sf_session_complete: null session");
+    require_outputs(outputs, count, "sf_session_complete");
+    s->session->complete(outputs, count);
   });
 }
 
@@ -243,7 +282,8 @@ int sf_session_bucket(const sf_session* s, int k, double times_s[5], int64_t inf
     for (int i = 0; i < 5; ++i) times_s[i] = ns[i] * 1e-9;
     info[0] = x.bucket.first_tensor;
     info[1] = x.bucket.end_tensor;
-    info[2] = x.bucket.collective == sparsefuse::Collective::kAllgather ? 1 : 0;
+    using sparsefuse::Collective;
+    info[2] = x.bucket.collective == Collective::kAllgather ? 1 : x.bucket.collective == Collective::kReduceScatter ? 2 : 0;
     info[3] = x.sent_count;
   });
 }

@@ -64,14 +64,32 @@ int sf_session_backward_started(sf_session* s);
  * its predecessors). */
 int sf_session_tensor_ready(sf_session* s, int t, const float* data, int64_t elements);
 /* After backward: waits for every bucket and writes tensor t's averaged
- * gradient to OUTPUTS[t] (COUNT = sf_session_tensors). */
+ * gradient to OUTPUTS[t] (COUNT = sf_session_tensors; 0 for a scheme with
+ * forward stages, below). */
 int sf_session_wait(sf_session* s, float* const* outputs, int count);
 int sf_session_end_iteration(sf_session* s);
+
+/* A scheme that updates inside the next forward (DeAR, ByteScheduler) has
+ * sf_session_stages > 0 forward stages, stage G covering tensors
+ * [*FIRST, *END) of the backward order. In every forward, before backward,
+ * each stage in order: sf_session_open_stage waits until the stage may run
+ * and writes the previous iteration's averages of its tensors to OUTPUTS
+ * (COUNT = *END - *FIRST pointers; *UPDATED = 1, or 0 in the first iteration
+ * with nothing written); the caller updates those parameters, then calls
+ * sf_session_stage_updated (the update is timed as optimizer). Such a
+ * scheme's sf_session_wait takes no outputs (COUNT 0). After the last
+ * iteration, sf_session_complete (collective) writes every tensor's last
+ * average to OUTPUTS (sf_session_tensors pointers, or COUNT 0 to discard). */
+int sf_session_stages(const sf_session* s);
+int sf_session_stage_tensors(const sf_session* s, int g, int* first, int* end);
+int sf_session_open_stage(sf_session* s, int g, float* const* outputs, int count, int* updated);
+int sf_session_stage_updated(sf_session* s);
+int sf_session_complete(sf_session* s, float* const* outputs, int count);
 
 /* The last iteration's buckets in flush order. TIMES_S[5]: posted, collective
  * start, collective end, decompressed (seconds since the iteration start),
  * and compression (seconds). INFO[4]: first tensor, end tensor, collective
- * (0 allreduce, 1 allgather), elements sent by this rank. */
+ * (0 allreduce, 1 allgather, 2 reduce-scatter), elements sent by this rank. */
 int sf_session_buckets(const sf_session* s);
 int sf_session_bucket(const sf_session* s, int k, double times_s[5], int64_t info[4]);
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # sparsefuse train on 2 ranks (mpirun): a small classifier trained with a
-# dense scheme (wfbp) and a sparse one (topk-layerwise, error feedback);
-# every rank dumps its own and its averaged gradients, and an independent
-# torch reference (check_grads.py) recomputes the averages. Then the result
-# is validated against the simulator, and bad input exits 2.
+# dense scheme (wfbp), a sparse one (topk-layerwise, error feedback) and the
+# two that update inside the next forward (dear, bytescheduler); every rank
+# dumps its own and its averaged gradients (the averages applied), and an
+# independent torch reference (check_grads.py) recomputes the averages. Then
+# the results are validated against the simulator, and bad input exits 2.
 set -uo pipefail
 source "${TEST_SRCDIR}/sparsefuse/tests/lib/common.sh"
 source "${TEST_SRCDIR}/sparsefuse/tests/lib/mpi_env.sh"
@@ -50,6 +51,35 @@ $py tests/train/check_grads.py "$tmp/sparse-grads" 2 dense >/dev/null 2>&1 &&
 $py tests/train/check_grads.py "$tmp/sparse-grads" 2 topk 0.2 >/dev/null 2>&1 &&
   fail "the top-k reference accepted the wrong density"
 
+# DeAR and ByteScheduler apply iteration i's average stage by stage in
+# iteration i + 1's forward: the same averages (the reference above), and on
+# 2 ranks the same parameters at every forward as wfbp's step after backward
+# (a sum of two floats has one rounding), so the same losses.
+train dear dear || fail "train dear: $(cat "$tmp/dear.log")"
+train bs bytescheduler --set scheme.partition_elements=1000 || fail "train bytescheduler: $(cat "$tmp/bs.log")"
+for name in dear bs; do
+  $py tests/train/check_grads.py "$tmp/$name-grads" 2 dense >"$tmp/check.log" 2>&1 ||
+    fail "$name averages: $(cat "$tmp/check.log")"
+  grep -q "dense: 5 iterations x 6 tensors x 2 ranks" "$tmp/check.log" || fail "$name check: $(cat "$tmp/check.log")"
+  $py - "$tmp/dense/result.json" "$tmp/$name/result.json" <<'PY' || fail "$name losses differ from wfbp's"
+import json, sys
+dense, gated = (json.load(open(f))["training"]["loss_per_iteration"] for f in sys.argv[1:])
+assert len(dense) == len(gated) == 5 and all(abs(a - b) <= 1e-6 * abs(a) for a, b in zip(dense, gated)), (dense, gated)
+PY
+done
+$py - "$tmp/dear/result.json" "$tmp/bs/result.json" <<'PY' || fail "dear / bytescheduler result.json"
+import json, sys
+dear, bs = (json.load(open(f)) for f in sys.argv[1:])
+assert [b["collective"] for b in dear["buckets"]].count("reduce_scatter") == len(dear["buckets"]) > 0, dear["buckets"]
+# tasks.py's tensors (2,048, 64, 4,096, 64, 512, 8 elements) in partitions of at most 1,000: 3 + 1 + 5 + 1 + 1 + 1.
+assert len(bs["buckets"]) == 12 and max(b["elements"] for b in bs["buckets"]) == 1000, bs["buckets"]
+for r in (dear, bs):
+    assert r["breakdown_s"]["optimizer"] > 0 and r["executor"]["name"] == "runtime-mpi (training)", r["breakdown_s"]
+PY
+"$sf" validate "$tmp/dear/result.json" --set compression.profile=cpu-dev-2core >"$tmp/v.log" 2>&1 ||
+  fail "validate a dear train result: $(cat "$tmp/v.log")"
+grep -q "the same [0-9]* collectives in the same order" "$tmp/v.log" || fail "validate dear buckets: $(cat "$tmp/v.log")"
+
 # The training run validated against the simulator on its own trace.
 "$sf" validate "$tmp/sparse/result.json" --set compression.profile=cpu-dev-2core >"$tmp/v.log" 2>&1 ||
   fail "validate a train result: $(cat "$tmp/v.log")"
@@ -92,7 +122,8 @@ expect2() {
   [[ $status -eq 2 ]] || fail "train $* exited $status, expected 2: $(cat "$tmp/bad.log")"
   grep -qF -- "$pattern" "$tmp/bad.log" || fail "train $*: expected '$pattern' in: $(cat "$tmp/bad.log")"
 }
-expect2 "at /scheme: runtime-mpi cannot run preset \"dear\"" --scheme dear --out "$tmp/bad1"
+expect2 "at /scheme: runtime-mpi cannot run preset \"oktopk\": Ok-Topk with exact_every = 0" --scheme oktopk \
+  --set scheme.exact_every=0 --out "$tmp/bad1"
 [[ -e "$tmp/bad1/result.json" ]] && fail "a refused run wrote result.json"
 expect2 "--trace $tmp/none.json: no such file" --scheme wfbp --trace "$tmp/none.json" --out "$tmp/bad2"
 expect2 "--iterations: expected an integer >= 1, got 0" --scheme wfbp --iterations 0 --out "$tmp/bad3"

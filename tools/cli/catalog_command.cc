@@ -43,14 +43,14 @@ int run_models(const Args& args) {
   return 0;
 }
 
-// Why `sparsefuse run` (MODE kReplay) or `sparsefuse train` (kTraining)
-// refuses PRESET with its default knobs, planned for kRuntimeExample ("" when
-// it runs): the runtime's own check on the real plan.
+// Why `sparsefuse run` and `sparsefuse train` refuse PRESET with its default
+// knobs, planned for kRuntimeExample ("" when it runs): the runtime's own
+// check on the real plan.
 static constexpr const char* kRuntimeExample = "resnet50-cifar100";
-static std::string runtime_refusal(const std::string& preset, runtime::RuntimeMode mode) {
+static std::string runtime_refusal(const std::string& preset) {
   const Json document = {{"model", kRuntimeExample}, {"workers", 2}, {"scheme", preset}};
   const model::ScenarioPlan plan(model::parse_scenario(document, "(sparsefuse presets)"));
-  const std::string reason = runtime::unsupported_reason(preset, plan.scheme(), mode);
+  const std::string reason = runtime::unsupported_reason(preset, plan.scheme());
   return reason.empty() ? "" : fmt::format("{} (planned for {} on 2 workers)", reason, kRuntimeExample);
 }
 
@@ -69,10 +69,8 @@ int run_presets(const Args& args) {
     if (p->replanning == policy::Replanning::kAllowed) {
       std::cout << fmt::format("{:<16}   replan_every = 0  (integer >= 0 (iterations); re-plan online every this many)\n", "");
     }
-    const std::string refused = runtime_refusal(p->name, runtime::RuntimeMode::kReplay);
+    const std::string refused = runtime_refusal(p->name);
     if (!refused.empty()) std::cout << fmt::format("{:<16} runtime: {}\n", "", refused);
-    const std::string untrained = runtime_refusal(p->name, runtime::RuntimeMode::kTraining);
-    if (!untrained.empty() && untrained != refused) std::cout << fmt::format("{:<16} train: {}\n", "", untrained);
   }
   return 0;
 }

@@ -29,6 +29,7 @@ _lib = None
 
 def _declare(lib):
     c_double_p, c_int64_p = ctypes.POINTER(ctypes.c_double), ctypes.POINTER(ctypes.c_int64)
+    c_int_p = ctypes.POINTER(ctypes.c_int)
     void_p = ctypes.c_void_p
     signatures = {
         "sf_last_error": (ctypes.c_char_p, []),
@@ -48,6 +49,12 @@ def _declare(lib):
         "sf_session_tensor_ready": (ctypes.c_int, [void_p, ctypes.c_int, void_p, ctypes.c_int64]),
         "sf_session_wait": (ctypes.c_int, [void_p, ctypes.POINTER(void_p), ctypes.c_int]),
         "sf_session_end_iteration": (ctypes.c_int, [void_p]),
+        "sf_session_stages": (ctypes.c_int, [void_p]),
+        "sf_session_stage_tensors": (ctypes.c_int, [void_p, ctypes.c_int, c_int_p, c_int_p]),
+        "sf_session_open_stage": (ctypes.c_int, [void_p, ctypes.c_int, ctypes.POINTER(void_p), ctypes.c_int,
+                                                 c_int_p]),
+        "sf_session_stage_updated": (ctypes.c_int, [void_p]),
+        "sf_session_complete": (ctypes.c_int, [void_p, ctypes.POINTER(void_p), ctypes.c_int]),
         "sf_session_buckets": (ctypes.c_int, [void_p]),
         "sf_session_bucket": (ctypes.c_int, [void_p, ctypes.c_int, c_double_p, c_int64_p]),
         "sf_session_finish": (ctypes.c_int, [void_p, ctypes.POINTER(void_p)]),

@@ -9,6 +9,10 @@ while backward goes on. step() waits for the last bucket, finds the averaged
 gradients written into p.grad, and steps the wrapped optimizer. Error
 feedback, when the scheme uses it, lives in the runtime.
 
+A scheme whose averages arrive in the next forward pass (DeAR, ByteScheduler)
+updates there instead, stage by stage (sparsefuse_torch.stages): step() then
+only ends the iteration, and finish() applies the last iteration's update.
+
 One forward and one backward per step (no gradient accumulation across
 backward calls); CPU float32 parameters."""
 import ctypes
@@ -20,6 +24,7 @@ import torch
 
 from sparsefuse_profile import hooks
 from sparsefuse_torch.library import BadInput, check, library, take_text
+from sparsefuse_torch.stages import ForwardStages
 
 
 def _scenario(trace, scheme, knobs, workers, warmup, scenario):
@@ -48,10 +53,12 @@ class DistributedOptimizer:
     warmup: iterations not counted in finish()'s statistics;
     scenario_file: where the scenario document is written for the runtime
       (default: a temporary file); relative paths in it resolve from its
-      directory, and messages name it."""
+      directory, and messages name it;
+    keep_averages: a scheme that updates in the forward remembers every
+      average it applied (applied_averages), for checking."""
 
     def __init__(self, optimizer, model, scheme="wfbp", *, trace, comm, scenario=None, warmup=0,
-                 scenario_file=None, **knobs):
+                 scenario_file=None, keep_averages=False, **knobs):
         self.optimizer = optimizer
         self._lib = library()
         doc = _scenario(trace, scheme, knobs, comm.size, warmup, scenario)
@@ -67,9 +74,20 @@ class DistributedOptimizer:
         self._tensor_of = {id(p): t for t, p in enumerate(self._params)}
         self._reported = [False] * len(self._params)
         self._in_iteration = False
+        self._steps = 0
+        self._completed = False
         by_position = list(model.parameters())
         self._nodes = hooks.on_gradient_ready(by_position, lambda k: self._ready(by_position[k]))
         model.register_forward_pre_hook(lambda module, inputs: self.begin_iteration())
+        self._stages = None
+        if self._lib.sf_session_stages(self._session) > 0:
+            self._stages = ForwardStages(self._lib, self._session, self._params, optimizer, model,
+                                         self.begin_iteration, keep_averages)
+
+    @property
+    def updates_in_forward(self):
+        """Whether the scheme's averages are applied in the next forward (DeAR, ByteScheduler)."""
+        return self._stages is not None
 
     def _map_parameters(self, model):
         """The session's tensors (backward order) as MODEL's parameters, by name."""
@@ -90,14 +108,20 @@ class DistributedOptimizer:
     def begin_iteration(self):
         """Starts the iteration's clock; the model's forward pre-hook calls it if the caller does not."""
         if not self._in_iteration:
+            if self._completed:
+                raise BadInput("DistributedOptimizer: an iteration begun after complete()")
             check(self._lib.sf_session_begin_iteration(self._session))
             self._reported = [False] * len(self._params)
             self._in_iteration = True
+            if self._stages:
+                self._stages.opened = 0
 
     def backward_started(self):
         """Optional, just before loss.backward(): marks the end of the forward
         pass in the statistics (else the first gradient does)."""
         self.begin_iteration()
+        if self._stages:
+            self._stages.open_all()  # a stage no module opened (its parameters unused) is updated now
         check(self._lib.sf_session_backward_started(self._session))
 
     def _hand_over(self, t, grad):
@@ -110,6 +134,8 @@ class DistributedOptimizer:
         if t is None:
             return  # a parameter the trace does not list (no gradient there): not synchronized
         self.begin_iteration()
+        if self._stages and self._stages.opened < len(self._stages.tensors):
+            self._stages.open_all()  # backward began without backward_started()
         self._hand_over(t, p.grad)
 
     def zero_grad(self, set_to_none=True):
@@ -125,6 +151,9 @@ class DistributedOptimizer:
                 p.grad = p.grad.contiguous()  # the average is written as one block of numel floats
             if not self._reported[t]:
                 self._hand_over(t, p.grad)
+        if self._stages:  # the averages come in the next forward
+            check(self._lib.sf_session_wait(self._session, None, 0))
+            return
         outputs = (ctypes.c_void_p * len(self._params))(*[p.grad.data_ptr() for p in self._params])
         check(self._lib.sf_session_wait(self._session, outputs, len(self._params)))
 
@@ -132,10 +161,27 @@ class DistributedOptimizer:
         if closure is not None:
             raise BadInput("DistributedOptimizer.step: closures are not supported (one backward per step)")
         self.synchronize()
-        result = self.optimizer.step()
+        result = None if self._stages else self.optimizer.step()
         check(self._lib.sf_session_end_iteration(self._session))
         self._in_iteration = False
+        self._steps += 1
         return result
+
+    def complete(self):
+        """After the last step, for a scheme that updates in the forward:
+        waits for the last iteration's averages and applies them (collective).
+        No further iteration may follow; finish() calls it if needed."""
+        if self._stages and not self._completed and self._steps > 0:
+            self._stages.complete()
+            self._completed = True
+
+    def applied_averages(self, params):
+        """A scheme that updates in the forward, with keep_averages: per
+        iteration, the average applied to each of PARAMS."""
+        if not self._stages:
+            raise BadInput("applied_averages: the scheme updates after backward (p.grad holds its averages)")
+        index = {id(p): t for t, p in enumerate(self._params)}
+        return [[averages[index[id(p)]] for p in params] for averages in self._stages.applied()]
 
     def buckets(self):
         """The last iteration's buckets: dicts of tensors, collective, sent
@@ -144,13 +190,15 @@ class DistributedOptimizer:
         times, info = (ctypes.c_double * 5)(), (ctypes.c_int64 * 4)()
         for k in range(self._lib.sf_session_buckets(self._session)):
             check(self._lib.sf_session_bucket(self._session, k, times, info))
-            out.append({"tensors": [info[0], info[1]], "collective": ("allreduce", "allgather")[info[2]],
+            out.append({"tensors": [info[0], info[1]],
+                        "collective": ("allreduce", "allgather", "reduce_scatter")[info[2]],
                         "sent_elements": info[3], "posted_s": times[0], "started_s": times[1],
                         "finished_s": times[2], "decompressed_s": times[3], "compression_s": times[4]})
         return out
 
     def finish(self):
         """Collective (every rank): result.json's document for the iterations so far."""
+        self.complete()
         out = ctypes.c_void_p()
         check(self._lib.sf_session_finish(self._session, ctypes.byref(out)))
         return json.loads(take_text(out))

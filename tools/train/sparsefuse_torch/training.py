@@ -51,7 +51,8 @@ def _scenario(args, batch, comm):
 def _loop(torch, args, workload, opt, comm):
     """Warm-up plus measured iterations; returns this rank's loss per
     iteration and, with --dump-grads, saves every iteration's own and
-    averaged gradients."""
+    averaged gradients (a scheme that updates in the forward: the averages
+    it applied there, the last iteration's once complete)."""
     model = workload.model
     params = [p for p in model.parameters() if p.requires_grad]
     losses, own, averaged = [], [], []
@@ -65,7 +66,7 @@ def _loop(torch, args, workload, opt, comm):
         if args.dump_grads:
             own.append([p.grad.detach().clone() for p in params])
         opt.step()
-        if args.dump_grads:
+        if args.dump_grads and not opt.updates_in_forward:
             averaged.append([p.grad.detach().clone() for p in params])
         losses.append(float(loss.item()))
         if comm.rank == 0:
@@ -73,6 +74,9 @@ def _loop(torch, args, workload, opt, comm):
                   file=sys.stderr, flush=True)
     if comm.rank == 0:
         print(file=sys.stderr)
+    opt.complete()  # the last iteration's update, for a scheme that updates in the forward
+    if args.dump_grads and opt.updates_in_forward:
+        averaged = opt.applied_averages(params)
     if args.dump_grads:
         os.makedirs(args.dump_grads, exist_ok=True)
         names = [n for n, p in model.named_parameters() if p.requires_grad]
@@ -123,7 +127,10 @@ def _train(torch, args, argv, comm):
     directory = os.path.abspath(args.out) if comm.rank == 0 else tempfile.mkdtemp(prefix="sparsefuse-train-")
     os.makedirs(directory, exist_ok=True)
     opt = DistributedOptimizer(inner, workload.model, scheme, trace=trace_path, comm=comm, scenario=doc,
-                               warmup=args.warmup, scenario_file=os.path.join(directory, "scenario.json"))
+                               warmup=args.warmup, scenario_file=os.path.join(directory, "scenario.json"),
+                               keep_averages=bool(args.dump_grads))
+    if opt.updates_in_forward:
+        optimizer_name += ", stepped stage by stage inside the next forward"
     if comm.rank == 0:
         print(f"training {workload.name} with {args.scheme} on {comm.size} rank(s), batch {args.batch} per rank, "
               f"{torch.get_num_threads()} thread(s), trace {recorded}", flush=True)
