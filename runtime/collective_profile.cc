@@ -50,6 +50,7 @@ void validate(const CollectiveProfileOptions& o) {
   }
   check_range("--warmup", o.warmup, 0, 1'000'000);
   check_range("--iterations", o.iterations, 1, 1'000'000);
+  check_range("--working-set", o.working_set, 0, kMaxWorkingSetBytes);
 }
 
 const std::vector<Collective>& profiled_collectives() {
@@ -76,40 +77,44 @@ double median(std::vector<double> values) {
   return (*std::max_element(values.begin(), values.begin() + middle) + upper) / 2;
 }
 
-double time_collective(Communicator& comm, Collective collective, int64_t bytes, int warmup, int iterations) {
+double time_collective(Communicator& comm, Collective collective, int64_t bytes, int warmup, int iterations,
+                       int64_t working_set) {
   const int P = comm.size();
   const int64_t n = bytes / unit_bytes(collective, P);  // floats or pairs per rank (reduce-scatter: received)
+  // Per copy of the buffers: the lengths of send (values), receive, and for
+  // the allgather the indices in and out; the bytes one repetition touches.
+  int64_t send_n = n, receive_n = 0, index_n = 0;
+  if (collective == Collective::kAllgather) receive_n = n * P, index_n = n;
+  if (collective == Collective::kReduceScatter) send_n = n * P, receive_n = n;
+  const int64_t footprint = 4 * (send_n + receive_n + index_n + index_n * P);
+  const int64_t copies = std::max<int64_t>(1, working_set / footprint);
   // Zeros stay zeros under repeated in-place sums, so no repetition meets
   // infinities or denormals.
-  std::vector<float> send, receive;
-  std::vector<int32_t> indices, all_indices;
-  std::vector<int64_t> counts;
-  std::function<void()> run;
+  std::vector<float> send(size_t(send_n * copies), 0.0f), receive(size_t(receive_n * copies));
+  std::vector<int32_t> indices(size_t(index_n * copies), 0), all_indices(size_t(index_n * P * copies));
+  const std::vector<int64_t> counts(size_t(P), n);
+  std::function<void(int64_t)> run;  // on copy K
   switch (collective) {
     case Collective::kAllreduce:
-      send.assign(size_t(n), 0.0f);
-      run = [&] { comm.allreduce_sum(send.data(), send.data(), n); };
+      run = [&](int64_t k) { comm.allreduce_sum(&send[size_t(k * n)], &send[size_t(k * n)], n); };
       break;
     case Collective::kAllgather:
-      send.assign(size_t(n), 0.0f);
-      indices.assign(size_t(n), 0);
-      counts.assign(size_t(P), n);
-      receive.resize(size_t(n * P));
-      all_indices.resize(size_t(n * P));
-      run = [&] { comm.allgatherv(send.data(), indices.data(), counts, receive.data(), all_indices.data()); };
+      run = [&](int64_t k) {
+        comm.allgatherv(&send[size_t(k * n)], &indices[size_t(k * n)], counts, &receive[size_t(k * n * P)],
+                        &all_indices[size_t(k * n * P)]);
+      };
       break;
     case Collective::kReduceScatter:
-      send.assign(size_t(n * P), 0.0f);
-      receive.resize(size_t(n));
-      run = [&] { comm.reduce_scatter_sum(send.data(), receive.data(), n); };
+      run = [&](int64_t k) { comm.reduce_scatter_sum(&send[size_t(k * n * P)], &receive[size_t(k * n)], n); };
       break;
     case Collective::kBroadcast: break;  // unreachable: unit_bytes refused it above
   }
+  for (int64_t k = 0; copies > 1 && k < copies; ++k) run(k);
   std::vector<double> times_us;
   for (int repetition = 0; repetition < warmup + iterations; ++repetition) {
     comm.barrier();
     const auto start = std::chrono::steady_clock::now();
-    run();
+    run(repetition % copies);
     const auto end = std::chrono::steady_clock::now();
     if (repetition >= warmup) times_us.push_back(std::chrono::duration<double, std::micro>(end - start).count());
   }
@@ -139,6 +144,7 @@ Json CollectiveProfile::to_json() const {
             {"mpi_library", library},
             {"warmup", options.warmup},
             {"iterations", options.iterations},
+            {"working_set_bytes", options.working_set},
             {"statistic", "median over the timed repetitions of the slowest rank's time; a barrier before each"}}},
           {"collectives", std::move(collectives)}};
 }
@@ -147,10 +153,15 @@ std::string table_header(const CollectiveProfile& p) {
   return fmt::format(
       "# sparsefuse profile-collectives: {} ranks over {} ({}), rank 0 on {}\n"
       "# time: median of {} repetitions (after {} warm-up) of the slowest rank; busbw factors as nccl-tests\n"
+      "# buffers: {}\n"
       "#\n"
       "# {:>10} {:>12} {:>6} {:>15} {:>12} {:>12} {:>12}\n"
       "# {:>10} {:>12} {:>6} {:>15} {:>12} {:>12} {:>12}\n",
-      p.ranks, p.transport, p.library, host_name(), p.options.iterations, p.options.warmup, "size", "count", "type",
+      p.ranks, p.transport, p.library, host_name(), p.options.iterations, p.options.warmup,
+      p.options.working_set > 0
+          ? fmt::format("copies filling a {}-byte working set, one per repetition in turn", p.options.working_set)
+          : std::string("one set per size, reused"),
+      "size", "count", "type",
       "collective", "time", "algbw", "busbw", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
 }
 

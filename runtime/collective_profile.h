@@ -7,7 +7,8 @@
 //  "provenance": {"kind": "measured", "tool": "sparsefuse profile-collectives",
 //                 "transport": "mpi", "ranks": P, "host": <rank 0's host>,
 //                 "date": "YYYY-MM-DD" (UTC), "mpi_library": <first line of MPI_Get_library_version>,
-//                 "warmup": W, "iterations": N, "statistic": <how time_us was formed>},
+//                 "warmup": W, "iterations": N, "working_set_bytes": S,
+//                 "statistic": <how time_us was formed>},
 //  "collectives": {"allreduce": [{"ranks": P, "bytes": B, "time_us": T}, ...],
 //                  "allgather": [...], "reduce_scatter": [...]}}
 //
@@ -20,6 +21,16 @@
 // time_us is the median over N timed repetitions (after W untimed ones) of the
 // slowest rank's time, every repetition starting after a barrier; in the file
 // it is rounded to the nanosecond.
+//
+// Working set (S): 0 reuses one set of buffers for every repetition, as
+// nccl-tests and OSU do, so a size that fits the caches is timed hot. S > 0
+// spreads the repetitions over disjoint copies of the buffers filling S
+// bytes, each used once before timing starts (so MPI's first-use costs of
+// new memory are excluded, as after a runtime's first iteration): the
+// runtime's own case, whose buckets cover a gradient larger than the caches.
+// On this 2-core VM (2026-11-27) a 4 MiB allreduce took 0.63-0.93 ms hot and
+// 1.38-1.43 ms over a 128 MiB working set; ResNet-50's 4 MiB partitions took
+// ~1.5 ms inside `sparsefuse run`.
 #pragma once
 
 #include <cstdint>
@@ -38,13 +49,16 @@ struct CollectiveProfileOptions {
   int64_t max_bytes = int64_t(64) << 20;
   int warmup = 5;
   int iterations = 20;
+  int64_t working_set = 0;  // bytes; 0: one set of buffers, reused
 };
 
 // Largest size accepted: a rank holds about twice this much while measuring.
 constexpr int64_t kMaxProfileBytes = int64_t(1) << 30;
+// Largest working set accepted (each rank holds it).
+constexpr int64_t kMaxWorkingSetBytes = int64_t(4) << 30;
 
 // InputError naming the option ("--min-bytes", "--max-bytes", "--warmup",
-// "--iterations") and the accepted range.
+// "--iterations", "--working-set") and the accepted range.
 void validate(const CollectiveProfileOptions& options);
 
 // The collectives in the order they are measured and listed.
@@ -62,8 +76,12 @@ double median(std::vector<double> values);
 // Times COLLECTIVE at BYTES (one of profile_sizes) on every rank of COMM:
 // WARMUP untimed then ITERATIONS timed repetitions, each after a barrier;
 // returns, identically on every rank, the median over the repetitions of the
-// slowest rank's time in microseconds. A collective call: every rank calls it.
-double time_collective(Communicator& comm, Collective collective, int64_t bytes, int warmup, int iterations);
+// slowest rank's time in microseconds. WORKING_SET > 0: repetition r uses
+// copy r mod C of the buffers, C the copies that fit WORKING_SET (at least
+// one), every copy used once first, untimed and without barriers. A
+// collective call: every rank calls it.
+double time_collective(Communicator& comm, Collective collective, int64_t bytes, int warmup, int iterations,
+                       int64_t working_set = 0);
 
 struct CollectiveTiming {
   Collective collective;

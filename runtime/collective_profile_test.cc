@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -50,6 +51,7 @@ TEST(ProfileOptions, BadValuesNameTheOption) {
   EXPECT_EQ(validation_error({.min_bytes = 4096, .max_bytes = 1024}),
             "--min-bytes: expected at most --max-bytes (1024), got 4096");
   EXPECT_EQ(validation_error({.warmup = -1}), "--warmup: expected an integer in [0, 1000000], got -1");
+  EXPECT_EQ(validation_error({.working_set = -1}), "--working-set: expected an integer in [0, 4294967296], got -1");
   EXPECT_EQ(validation_error({.iterations = 0}), "--iterations: expected an integer in [1, 1000000], got 0");
 }
 
@@ -65,7 +67,10 @@ class SlowPeer : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
-  void allreduce_sum(const float*, float*, int64_t n) override { calls.push_back({"allreduce", n}); }
+  void allreduce_sum(const float* send, float*, int64_t n) override {
+    calls.push_back({"allreduce", n});
+    sends.push_back(send);
+  }
   void reduce_scatter_sum(const float*, float*, int64_t n) override { calls.push_back({"reduce_scatter", n}); }
   void allgather_values(const float*, float*, int64_t) override { ADD_FAILURE() << "not profiled"; }
   void allreduce_sum(double*, int64_t) override { ADD_FAILURE() << "unexpected sum of doubles"; }
@@ -85,6 +90,7 @@ class SlowPeer : public Communicator {
 
   std::vector<double> peer_times_us;
   std::vector<std::pair<std::string, int64_t>> calls;
+  std::vector<const float*> sends;  // each allreduce's buffer
 };
 
 TEST(TimeCollective, MedianOverRepetitionsOfTheSlowestRank) {
@@ -100,6 +106,28 @@ TEST(TimeCollective, MedianOverRepetitionsOfTheSlowestRank) {
     expected.push_back({"allreduce", 256});
   }
   EXPECT_EQ(comm.calls, expected);
+}
+
+// A 4 KiB working set holds four copies of a 1 KiB allreduce's buffer: each
+// is used once first (no barrier, untimed), then the repetitions take them
+// in turn.
+TEST(TimeCollective, WorkingSetCyclesThroughDisjointCopies) {
+  SlowPeer comm;
+  comm.peer_times_us = {1, 1, 1, 1};
+  time_collective(comm, Collective::kAllreduce, 1024, 1, 4, 4096);
+  ASSERT_EQ(comm.sends.size(), 9u);
+  const float* base = comm.sends[0];
+  std::vector<std::ptrdiff_t> offsets;
+  for (const float* p : comm.sends) offsets.push_back(p - base);
+  EXPECT_EQ(offsets, (std::vector<std::ptrdiff_t>{0, 256, 512, 768, 0, 256, 512, 768, 0}));
+  EXPECT_EQ(std::count(comm.calls.begin(), comm.calls.end(), std::pair<std::string, int64_t>{"barrier", 0}), 5);
+  EXPECT_EQ(comm.calls[4], (std::pair<std::string, int64_t>{"barrier", 0}));  // after the four first uses
+  // A working set smaller than one copy still times one, reused.
+  SlowPeer small;
+  small.peer_times_us = {1, 1};
+  time_collective(small, Collective::kAllreduce, 1024, 0, 2, 1000);
+  ASSERT_EQ(small.sends.size(), 2u);
+  EXPECT_EQ(small.sends[0], small.sends[1]);
 }
 
 TEST(TimeCollective, ElementsPerRankFollowTheTablesBytes) {
@@ -132,6 +160,7 @@ TEST(CollectiveProfile, JsonHasProvenanceAndOneListPerCollective) {
   EXPECT_EQ(p["mpi_library"], "Open MPI v4.1.4, package: Debian");
   EXPECT_EQ(p["iterations"], 20);
   EXPECT_EQ(p["warmup"], 5);
+  EXPECT_EQ(p["working_set_bytes"], 0);
   EXPECT_FALSE(p["host"].get<std::string>().empty());
   EXPECT_TRUE(std::regex_match(p["date"].get<std::string>(), std::regex(R"(\d{4}-\d{2}-\d{2})")));
   EXPECT_EQ(j["collectives"].size(), 3u);

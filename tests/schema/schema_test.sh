@@ -15,7 +15,9 @@ for f in traces/*.json traces/measured/*.json tests/data/tiny3.json tests/data/t
 for f in profiles/cpu-dev-2core.json profiles/cpu-dev-2core-2procs.json profiles/h100-80gb-hbm3.json profiles/h200-141gb-hbm3e.json tests/data/profile-unit.json tests/data/profile-unit-all.json; do
   args+=("compression-profile=$f")
 done
-for f in profiles/mpi-dev-2core-2ranks.json tests/data/collectives-8ranks.json; do args+=("calibrated-network=$f"); done
+for f in profiles/mpi-dev-2core-2ranks.json profiles/mpi-dev-2core-2ranks-ws128m.json tests/data/collectives-8ranks.json; do
+  args+=("calibrated-network=$f")
+done
 # Every shipped JSON file is classified above (or is a bad-input fixture): a new one must be added.
 for f in scenarios/*.json scenarios/*/*.json traces/*.json traces/measured/*.json profiles/*.json tests/data/*.json; do
   case "$f" in tests/data/bad_*) continue ;; esac

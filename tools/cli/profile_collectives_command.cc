@@ -76,7 +76,7 @@ runtime::CollectiveProfile measure(runtime::CommThread& comm, const runtime::Col
       try {
         comm.submit(
             [&](runtime::Communicator& c) {
-              time_us = runtime::time_collective(c, collective, bytes, o.warmup, o.iterations);
+              time_us = runtime::time_collective(c, collective, bytes, o.warmup, o.iterations, o.working_set);
             },
             fmt::format("the {} of {} bytes", collective_name(collective), bytes));
         comm.drain(timeout);
@@ -102,13 +102,16 @@ int run_profile_collectives(const Args& args) {
        "largest size (bytes, <= 1073741824); sizes double from --min-bytes up to it")
       ("warmup", po::value<int>()->default_value(defaults.warmup), "untimed repetitions per size (>= 0)")
       ("iterations", po::value<int>()->default_value(defaults.iterations), "timed repetitions per size (>= 1)")
+      ("working-set", po::value<int64_t>()->default_value(defaults.working_set),
+       "bytes of buffer copies the repetitions cycle through (0: one set, reused; the runtime's gradient is "
+       "usually larger than the caches: e.g. 134217728)")
       ("timeout", po::value<double>()->default_value(120.0),
        "seconds one collective at one size (all its repetitions) may take before the run fails");
   po::positional_options_description none;
   po::variables_map vm;
   if (!parse_command_line(args,
                           "usage: mpirun -np P sparsefuse profile-collectives [--out FILE] [--min-bytes B] "
-                          "[--max-bytes B] [--iterations N] [--warmup N] [--timeout S]\n\n"
+                          "[--max-bytes B] [--iterations N] [--warmup N] [--working-set B] [--timeout S]\n\n"
                           "Times allreduce, allgather and reduce-scatter over the P ranks through the runtime's MPI\n"
                           "communicator, at sizes doubling from --min-bytes to --max-bytes; prints an nccl-tests-like\n"
                           "table (rank 0) and, with --out, writes a calibrated collective table the simulator reads\n"
@@ -122,6 +125,7 @@ int run_profile_collectives(const Args& args) {
   o.max_bytes = vm["max-bytes"].as<int64_t>();
   o.warmup = vm["warmup"].as<int>();
   o.iterations = vm["iterations"].as<int>();
+  o.working_set = vm["working-set"].as<int64_t>();
   const double timeout_s = vm["timeout"].as<double>();
   const std::string out = vm.count("out") ? vm["out"].as<std::string>() : "";
 
