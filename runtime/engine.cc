@@ -34,10 +34,9 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
     if (!bytescheduler || !forward_plan_) throw std::logic_error("the runtime runs ByteScheduler's launch scheduler only");
     scheduled_ = std::make_unique<ScheduledSession>(scheme, layout, bytescheduler->cycle_ns());
     gradient_back_.assign(n, 0.0f);
-    aggregate_back_.assign(n, 0.0f);
     // No iteration is complete yet: show the buffer no collective writes
     // (begin_iteration swaps the contents; finish_scheduled points it on).
-    completed_aggregate_ = &aggregate_back_;
+    completed_sums_ = &gradient_back_;
   }
   compressed_by_.assign(size_t(layout.tensors()), -1);
   synchronized_.assign(size_t(layout.tensors()), false);
@@ -273,6 +272,10 @@ void RankEngine::forget_sums() {
 }
 
 const std::vector<float>& RankEngine::aggregate() const {
+  if (scheduled_) {  // every tensor's sum is in the completed iteration's gradient
+    kernels::average(completed_sums_->data(), layout_.total(), comm_.size(), aggregate_.data());
+    return aggregate_;
+  }
   if (sums_lost_) throw std::logic_error("aggregate() read after the next iteration overwrote the sums it needed");
   for (int t = 0; t < layout_.tensors(); ++t) {
     if (!sum_in_gradient_[size_t(t)]) continue;
@@ -280,16 +283,18 @@ const std::vector<float>& RankEngine::aggregate() const {
     kernels::average(gradient_.data() + at, layout_.elements(t, t + 1), comm_.size(), aggregate_.data() + at);
     sum_in_gradient_[size_t(t)] = 0;
   }
-  return *completed_aggregate_;
+  return aggregate_;
 }
 
 void RankEngine::average_into(int tensor, float* out) const {
   if (sums_lost_) throw std::logic_error("average_into called after the next iteration overwrote the sums it needed");
   const int64_t at = layout_.offset[size_t(tensor)], n = layout_.elements(tensor, tensor + 1);
-  if (sum_in_gradient_[size_t(tensor)]) {
+  if (scheduled_) {
+    kernels::average(completed_sums_->data() + at, n, comm_.size(), out);
+  } else if (sum_in_gradient_[size_t(tensor)]) {
     kernels::average(gradient_.data() + at, n, comm_.size(), out);
   } else {
-    std::copy(completed_aggregate_->begin() + at, completed_aggregate_->begin() + at + n, out);
+    std::copy(aggregate_.begin() + at, aggregate_.begin() + at + n, out);
   }
 }
 
@@ -314,9 +319,8 @@ void RankEngine::begin_iteration(int iteration) {
   if (coordinated_) coordinated_->start(iteration, comm_, *this, start_);
   if (scheduled_) {
     // The previous iteration's collectives still reduce in place in its
-    // gradient and average into its aggregate: this one takes the others.
+    // gradient: this one takes the other.
     gradient_.swap(gradient_back_);
-    aggregate_.swap(aggregate_back_);
     scheduled_flushes_ = 0;
   }
   if (forward_plan_ && gathers_[0].owed) post_gather(0);  // at the iteration start
@@ -325,7 +329,7 @@ void RankEngine::begin_iteration(int iteration) {
 void RankEngine::backward_started() {
   expect(Phase::kForward, "backward_started");
   // Only now: nothing is posted before backward, and the settle hook ran with nothing in flight.
-  if (scheduled_) scheduled_->start(iteration_, comm_, start_, aggregate_.data());
+  if (scheduled_) scheduled_->start(iteration_, comm_, start_);
   backward_start_ = since_start();
   phase_ = Phase::kBackward;
 }
@@ -523,8 +527,8 @@ void RankEngine::finish_scheduled(int iteration) {
   for (auto& x : exchanges_) spare_.push_back(std::move(x));
   exchanges_.clear();
   scheduled_->finish(iteration, comm_, config_.timeout, exchanges_);
-  // The round of ITERATION averaged into the buffer that was current then.
-  completed_aggregate_ = iteration == iteration_ ? &aggregate_ : &aggregate_back_;
+  // The round of ITERATION summed into the gradient that was current then.
+  completed_sums_ = iteration == iteration_ ? &gradient_ : &gradient_back_;
   std::fill(synchronized_.begin(), synchronized_.end(), false);
   for (const auto& x : exchanges_) mark_synchronized(*x);
 }

@@ -52,12 +52,11 @@
 // into the next iteration's forward; there each stage waits for the
 // collectives covering its tensors, then sleeps its share of the optimizer
 // and its forward. The iteration ends with backward. So after
-// run_iteration(i), exchanges() and aggregate() are iteration i - 1's (the
-// session's two rounds write two aggregate buffers, and iteration i's
-// synthetic gradient goes to the other gradient buffer while i - 1's
-// collectives still reduce in place in theirs); complete_deferred() finishes
-// the last iteration's collectives. Its partitions are dense: nothing is
-// compressed.
+// run_iteration(i), exchanges() and aggregate() are iteration i - 1's
+// (iteration i's gradient goes to the other of two gradient buffers while
+// i - 1's collectives still sum in place in theirs, where the sums stay,
+// averaged where they are read); complete_deferred() finishes the last
+// iteration's collectives. Its partitions are dense: nothing is compressed.
 #pragma once
 
 #include <chrono>
@@ -246,10 +245,12 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   mutable std::vector<char> sum_in_gradient_;
   bool sums_lost_ = false;
   void forget_sums();  // the gradient is about to be overwritten
-  // ByteScheduler: the previous iteration's gradient and aggregate, which its
-  // collectives may still be using (swapped with the current ones per iteration).
-  std::vector<float> gradient_back_, aggregate_back_;
-  const std::vector<float>* completed_aggregate_ = &aggregate_;  // what aggregate() shows
+  // ByteScheduler: the previous iteration's gradient, in which its
+  // collectives may still be summing (swapped with the current one per
+  // iteration), and the buffer holding the sums of the iteration aggregate()
+  // and average_into show.
+  std::vector<float> gradient_back_;
+  const std::vector<float>* completed_sums_ = nullptr;
   std::unique_ptr<ScheduledSession> scheduled_;  // launch-scheduled schemes only
   int scheduled_flushes_ = 0;                    // this iteration's, posted to scheduled_
   std::function<void(int)> settle_;

@@ -507,10 +507,11 @@ TEST(Driver, DearUpdatesInsideTheForward) {
 
 // A replayed forward gated at every one of 160 stages, each 10 us of
 // compute, with every gate already open (one rank, no cycle): the forward
-// takes its 1.6 ms plus one sleep's overshoot, and the iteration 0.16 ms of
-// backward more. A clock moved to "now" at each open gate would add every
-// stage's overshoot (at least Linux's 50 us timer slack each: 8 ms more), to
-// the forward or, counted as waiting, to the iteration.
+// takes its 1.6 ms plus one sleep's overshoot, and nothing is waited for. A
+// clock moved to "now" at each open gate would add every stage's overshoot
+// (at least Linux's 50 us timer slack each: 8 ms more) to the forward or,
+// counted as waiting, to the exposed communication. (Not the iteration
+// time: under ASan the engine's own work per tensor adds ~3 ms to it.)
 TEST(Driver, OpenGatesDoNotAccumulateSleepOvershoot) {
   const int tensors = 160;
   Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "gates160"},       {"batch_size", 1},
@@ -533,7 +534,8 @@ TEST(Driver, OpenGatesDoNotAccumulateSleepOvershoot) {
   const double forward = out["breakdown_s"]["forward"].get<double>();
   EXPECT_GE(forward, 0.0016);
   EXPECT_LT(forward, 0.0046) << "each open gate added its stage's sleep overshoot";
-  EXPECT_LT(out["iteration_time_s"]["mean"].get<double>(), 0.0048) << "each open gate waited for its overshoot";
+  EXPECT_LT(out["breakdown_s"]["communication_exposed"].get<double>(), 0.003)
+      << "each open gate waited for its overshoot";
 }
 
 // Ranks start each replayed iteration's clock together, after a barrier

@@ -16,7 +16,6 @@ namespace sparsefuse::runtime {
 struct ScheduledSession::Round {
   int iteration = -1;
   Clock::time_point start;
-  float* aggregate = nullptr;
   uint64_t ticket = 0;  // 0: no job in flight
   std::mutex mutex;
   std::condition_variable changed;
@@ -49,7 +48,7 @@ ScheduledSession::Round& ScheduledSession::in_flight(int iteration) {
   return r;
 }
 
-void ScheduledSession::start(int iteration, CommThread& comm, Clock::time_point start, float* aggregate) {
+void ScheduledSession::start(int iteration, CommThread& comm, Clock::time_point start) {
   Round& r = round(iteration);
   if (r.ticket != 0) {
     throw std::logic_error(fmt::format("iteration {} started before iteration {}'s collectives were finished",
@@ -58,7 +57,6 @@ void ScheduledSession::start(int iteration, CommThread& comm, Clock::time_point 
   if (!origin_) origin_ = start;
   r.iteration = iteration;
   r.start = start;
-  r.aggregate = aggregate;
   r.posted.clear();
   r.ready = 0;
   r.gate_open.assign(size_t(layout_.tensors()), 0);
@@ -153,18 +151,17 @@ class ScheduledSession::Job {
   }
 
   // Runs the first launched collective, if a tick's negotiation followed its launch.
-  void run_next(const ModelLayout& layout, std::vector<float>& scratch) {
+  void run_next() {
     if (negotiated_ == 0) return;
     const int op = launched_.front();
     launched_.pop_front();
     --negotiated_;
     BucketExchange& x = *ops_[size_t(op)];
     x.started = r_.since_start();
+    if (!x.sums_in_gradient()) throw std::logic_error("a scheduled collective must reduce in place in the gradient");
     run_collective(x, comm_);
-    x.finished = r_.since_start();
-    apply_result(x, layout, comm_.size(), r_.aggregate, scratch);
-    x.decompressed = r_.since_start();
-    x.decompression_ns = x.decompressed - x.finished;
+    x.finished = x.decompressed = r_.since_start();  // the sum stays in the gradient: nothing to scatter
+    x.decompression_ns = 0;
     r_.launch_order.push_back(op);
     ++finished_;
     scheduler_->finished(op, x.bucket);
@@ -214,7 +211,7 @@ void ScheduledSession::run(Round& r, Communicator& comm) {
       // for the next tick).
       job.negotiate(/*at_tick=*/false, abandoned_);
     }
-    job.run_next(layout_, scratch_);
+    job.run_next();
   }
 }
 

@@ -16,10 +16,11 @@
 //  2. the first launched collective runs, if a negotiation at a cycle tick
 //     has followed its launch (Horovod's rule: an operation starts at the
 //     first cycle after it is enqueued; policy::CreditScheduler::start_ns is
-//     the simulator's form of it), and is averaged into the iteration's
-//     aggregate; the scheduler is told it finished and asked for launches
-//     again; a tensor ready everywhere whose every covering collective is
-//     done opens its gate.
+//     the simulator's form of it), its sum left in place in the iteration's
+//     gradient (averaged where it is read, RankEngine::average_into: no
+//     pass over it on this thread, between collectives); the scheduler is
+//     told it finished and asked for launches again; a tensor ready
+//     everywhere whose every covering collective is done opens its gate.
 // When no launched collective may start yet, the job sleeps until the next
 // tick (k x cycle from the first iteration's start: the simulator's ticks
 // count from the start of its run) and negotiates there; otherwise it
@@ -30,7 +31,7 @@
 //
 // Two iterations are in flight at once (the previous one's collectives, this
 // one's forward), so the session keeps two rounds, by iteration parity; the
-// engine gives each round its own aggregate buffer and gradient buffer.
+// engine gives each round its own gradient buffer.
 #pragma once
 
 #include <atomic>
@@ -60,9 +61,9 @@ class ScheduledSession {
   ScheduledSession& operator=(const ScheduledSession&) = delete;
 
   // The engine's thread, per iteration, in this order:
-  // queues ITERATION's job on COMM (its clock started at START; its
-  // collectives average into AGGREGATE). The round of ITERATION - 2 must be finished.
-  void start(int iteration, CommThread& comm, Clock::time_point start, float* aggregate);
+  // queues ITERATION's job on COMM (its clock started at START). The round
+  // of ITERATION - 2 must be finished.
+  void start(int iteration, CommThread& comm, Clock::time_point start);
   // A flush of the started iteration, its payload filled (flush order).
   void post(std::unique_ptr<BucketExchange> exchange);
   // ITERATION's backward has made tensors [0, TENSORS) ready and posted their flushes.
@@ -97,7 +98,6 @@ class ScheduledSession {
   std::unique_ptr<Round> rounds_[2];
   std::optional<Clock::time_point> origin_;  // the first iteration's start: tick 0
   int64_t last_tick_ = -1;                   // communication thread only
-  std::vector<float> scratch_;               // apply_result's (unused by dense partitions)
   std::atomic<bool> abandoned_{false};
 };
 
