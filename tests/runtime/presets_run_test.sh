@@ -62,6 +62,7 @@ for np in 2 4; do
     --set scheme.exact_every=2 --set scheme.error_feedback=tensor --set iterations=6 --check --out "$tmp/reuse-$np" \
     >"$tmp/reuse-$np.log" 2>&1 || fail "oktopk reuse on $np ranks: $(cat "$tmp/reuse-$np.log")"
   grep -q "^check           passed: .* all 7 iterations" "$tmp/reuse-$np.log" || fail "oktopk reuse on $np ranks: $(cat "$tmp/reuse-$np.log")"
+  ! grep -q "^note " "$tmp/reuse-$np.log" || fail "a scheme that does not lag got the warm-up note: $(cat "$tmp/reuse-$np.log")"
 done
 
 # ByteScheduler: tiny3's three 250-element tensors cut into partitions of 50,
@@ -84,6 +85,9 @@ for np in 2 4; do
   mpirun --allow-run-as-root --oversubscribe -np $np "$sf" run "$tmp/tiny3bs.json" --set workers=$np --time-scale 40000 \
     --check --out "$tmp/bs-$np" >"$tmp/bs-$np.log" 2>&1 || fail "bytescheduler on $np ranks: $(cat "$tmp/bs-$np.log")"
   grep -q "^check           passed: .* all 5 iterations" "$tmp/bs-$np.log" || fail "bytescheduler on $np ranks: $(cat "$tmp/bs-$np.log")"
+  # One warm-up: the first measured iteration waits for the run's first (cold) collectives, and run says so.
+  grep -q "^note        the first measured iteration waits .* use warmup_iterations >= 2" "$tmp/bs-$np.log" ||
+    fail "bytescheduler with 1 warm-up: no note: $(cat "$tmp/bs-$np.log")"
   [[ "$(field "$tmp/bs-$np/result.json" "len(r['buckets']), sorted({b.get('first_element', 0) for b in r['buckets']})")" == \
      "15 [0, 50, 100, 150, 200]" ]] || fail "bytescheduler on $np ranks: $(field "$tmp/bs-$np/result.json" "r['buckets']")"
 done

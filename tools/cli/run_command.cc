@@ -42,7 +42,9 @@ constexpr std::chrono::milliseconds kInputTimeout{60'000};
 
 [[noreturn]] void die(int rank, const std::string& message) { die_now(fmt::format("run: rank {}", rank), message); }
 
-std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome, const std::string& transport) {
+// LAGS: the scheme's collectives run on into the next iteration's forward (ByteScheduler).
+std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome, const std::string& transport,
+                    bool lags) {
   const model::RunResult& r = outcome.result;
   const Json result = r.to_json(false);
   const Json& t = result["iteration_time_s"];
@@ -57,7 +59,13 @@ std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome
   out += fmt::format("executor    runtime-mpi: {} ranks over {} on {}, time scale {}\n", s.workers, transport,
                      outcome.executor["host"].get<std::string>(), outcome.executor["time_scale"].get<double>());
   out += fmt::format("scheme      {}\n", s.scheme.resolved.dump());
-  out += fmt::format("iterations  {} measured after {} warm-up, seed {}\n\n", s.iterations, s.warmup_iterations, s.seed);
+  out += fmt::format("iterations  {} measured after {} warm-up, seed {}\n", s.iterations, s.warmup_iterations, s.seed);
+  if (lags && s.warmup_iterations < 2) {
+    // Measured on ResNet-50 (runtime/README.md): iteration 0's collectives 10x slower than later ones.
+    out += "note        the first measured iteration waits in its forward for the last warm-up iteration's "
+           "collectives, here the run's first (cold) ones: use warmup_iterations >= 2 for this scheme\n";
+  }
+  out += "\n";
   out += fmt::format("iteration time  mean {}  p50 {}  p99 {}  min {}  max {}\n", ms(t["mean"]), ms(t["p50"]),
                      ms(t["p99"]), ms(t["min"]), ms(t["max"]));
   out += fmt::format("throughput      {:.1f} samples/s\n", r.throughput());
@@ -111,8 +119,8 @@ std::optional<int> refuse_unless_ranks_agree(runtime::CommThread& comm, const mo
 // naming the rank, file and reason, and the status is 1; the other ranks are
 // done, so there is no need to end the job at once (die).
 static int report(const model::Scenario& scenario, const runtime::RunOutcome& outcome, const std::string& transport,
-                  const po::variables_map& vm) {
-  std::cout << summary(scenario, outcome, transport);
+                  bool lags, const po::variables_map& vm) {
+  std::cout << summary(scenario, outcome, transport, lags);
   if (!vm.count("out")) return 0;
   const std::string path = vm["out"].as<std::string>() + "/result.json";
   try {
@@ -250,7 +258,8 @@ int run_runtime(const Args& args) {
     std::cerr << fmt::format("sparsefuse run: rank {}: --check failed: {}\n", rank, outcome.check_failure);
     return 1;
   }
-  return rank == 0 ? report(scenario, outcome, run.transport, vm) : 0;
+  const bool lags = planned->scheme().make_launch_scheduler() != nullptr;  // runtime/scheduled.h
+  return rank == 0 ? report(scenario, outcome, run.transport, lags, vm) : 0;
 }
 
 }  // namespace sparsefuse::cli
