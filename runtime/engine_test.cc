@@ -35,6 +35,23 @@ model::Scenario tiny(Json scheme, int workers = 1, int iterations = 3) {
   return model::parse_scenario(doc, "tiny.json");
 }
 
+// tiny3 planned for SCHEME, and one rank's engine for it over COMM (with
+// the trace's forward split, which a scheme with a forward plan replays).
+struct TinyEngine {
+  TinyEngine(const Json& scheme, CommThread& comm)
+      : scenario(tiny(scheme)), planned(scenario), layout(ModelLayout::from(scenario.trace, planned.model)),
+        engine(planned.model, layout, planned.scheme(), comm, config(scenario, planned)) {}
+  static EngineConfig config(const model::Scenario& s, const model::ScenarioPlan& planned) {
+    EngineConfig c;
+    c.forward_split = model::forward_times(s.trace, planned.model, 1.0);
+    return c;
+  }
+  const model::Scenario scenario;
+  const model::ScenarioPlan planned;
+  const ModelLayout layout;
+  RankEngine engine;
+};
+
 // S on one rank over the loopback communicator, with --check.
 RunOutcome run_checked(const model::Scenario& s) {
   auto comm = loopback();
@@ -108,20 +125,15 @@ TEST(RankEngine, MatchesTheReferenceForEverySupportedPreset) {
 TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
   auto comm = loopback();
   {
-    const model::Scenario s = tiny("wfbp");
-    const model::ScenarioPlan dense(s);
-    const ModelLayout layout = ModelLayout::from(s.trace, dense.model);
-    RankEngine engine(dense.model, layout, dense.scheme(), *comm, {});
-    engine.run_iteration(0);
-    std::vector<float> gradient(size_t(layout.total()));
-    synthetic_gradient(1, 0, 0, dense.model, layout, gradient.data());
-    EXPECT_EQ(engine.aggregate(), gradient);
-    EXPECT_EQ(engine.exchanges().size(), 3u);
+    TinyEngine dense("wfbp", *comm);
+    dense.engine.run_iteration(0);
+    std::vector<float> gradient(size_t(dense.layout.total()));
+    synthetic_gradient(1, 0, 0, dense.planned.model, dense.layout, gradient.data());
+    EXPECT_EQ(dense.engine.aggregate(), gradient);
+    EXPECT_EQ(dense.engine.exchanges().size(), 3u);
   }
-  const model::Scenario sparse = tiny("topk-layerwise");
-  const model::ScenarioPlan planned(sparse);
-  const ModelLayout layout = ModelLayout::from(sparse.trace, planned.model);
-  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
+  TinyEngine sparse("topk-layerwise", *comm);
+  RankEngine& engine = sparse.engine;
   engine.run_iteration(0);
   ASSERT_EQ(engine.exchanges().size(), 3u);
   for (const auto& x : engine.exchanges()) {
@@ -142,10 +154,9 @@ TEST(RankEngine, DenseAggregateIsTheGradientAndTopkSendsK) {
 // overwritten the gradient is an error, not a stale answer.
 TEST(RankEngine, DenseSumsAreAveragedWhereTheyAreRead) {
   auto comm = loopback();
-  const model::Scenario s = tiny("wfbp");
-  const model::ScenarioPlan dense(s);
-  const ModelLayout layout = ModelLayout::from(s.trace, dense.model);
-  RankEngine engine(dense.model, layout, dense.scheme(), *comm, {});
+  TinyEngine dense("wfbp", *comm);
+  RankEngine& engine = dense.engine;
+  const ModelLayout& layout = dense.layout;
   engine.run_iteration(0);
   for (const auto& x : engine.exchanges()) {
     EXPECT_TRUE(x->sums_in_gradient());
@@ -170,10 +181,9 @@ TEST(RankEngine, DenseSumsAreAveragedWhereTheyAreRead) {
 // it (the simulator's overlap); the next iteration reuses the exchanges.
 TEST(RankEngine, DecompressesDuringBackwardAndReusesExchanges) {
   auto comm = loopback();
-  const model::Scenario s = tiny("topk-layerwise");
-  const model::ScenarioPlan planned(s);
-  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
-  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
+  TinyEngine tiny3("topk-layerwise", *comm);
+  RankEngine& engine = tiny3.engine;
+  const ModelLayout& layout = tiny3.layout;
   std::vector<const BucketExchange*> first;
   for (int it = 0; it < 2; ++it) {
     engine.begin_iteration(it);
@@ -211,10 +221,8 @@ TEST(RankEngine, DecompressesDuringBackwardAndReusesExchanges) {
 
 TEST(RankEngine, RefusesCallsOutOfOrder) {
   auto comm = loopback();
-  const model::Scenario s = tiny("wfbp");
-  const model::ScenarioPlan planned(s);
-  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
-  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
+  TinyEngine tiny3("wfbp", *comm);
+  RankEngine& engine = tiny3.engine;
   EXPECT_THROW(engine.tensor_ready(0), std::logic_error);  // before begin_iteration
   engine.begin_iteration(0);
   EXPECT_THROW(engine.wait_for_buckets(), std::logic_error);  // in the forward pass
@@ -232,12 +240,11 @@ TEST(RankEngine, RefusesCallsOutOfOrder) {
 // The oracle notices a wrong aggregate, a wrong selection on the wire and a
 // residual that does not conserve the gradient.
 TEST(Oracle, ReportsTheFirstMismatch) {
-  const model::Scenario s = tiny({{"preset", "topk-layerwise"}, {"error_feedback", "tensor"}});
-  const model::ScenarioPlan planned(s);
-  const policy::GradientModel& model = planned.model;
-  const ModelLayout layout = ModelLayout::from(s.trace, model);
   auto comm = loopback();
-  RankEngine engine(model, layout, planned.scheme(), *comm, {});
+  TinyEngine tiny3({{"preset", "topk-layerwise"}, {"error_feedback", "tensor"}}, *comm);
+  RankEngine& engine = tiny3.engine;
+  const policy::GradientModel& model = tiny3.planned.model;
+  const ModelLayout& layout = tiny3.layout;
   engine.run_iteration(0);
   ASSERT_TRUE(engine.requests().at(0).error_feedback);
   EXPECT_EQ(Oracle(model, layout, 1, 1, 0).check(iteration_record(engine, 0)), "");
@@ -282,12 +289,12 @@ TEST(Oracle, ReportsTheFirstMismatch) {
 // and notices a wrong sum, a residual the reuse did not leave, and a reuse
 // with no exact iteration before it.
 TEST(Oracle, ChecksOkTopksExactAndReusedIterations) {
-  const model::Scenario s = tiny({{"preset", "oktopk"}, {"exact_every", 2}});
-  const model::ScenarioPlan planned(s);
-  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
   auto comm = loopback();
-  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
-  Oracle oracle(planned.model, layout, 1, 1, 0);
+  TinyEngine tiny3({{"preset", "oktopk"}, {"exact_every", 2}}, *comm);
+  RankEngine& engine = tiny3.engine;
+  const policy::GradientModel& model = tiny3.planned.model;
+  const ModelLayout& layout = tiny3.layout;
+  Oracle oracle(model, layout, 1, 1, 0);
   engine.run_iteration(0);
   ASSERT_EQ(engine.exchanges().size(), 1u);
   EXPECT_TRUE(engine.exchanges()[0]->bucket.exact_threshold);
@@ -318,7 +325,7 @@ TEST(Oracle, ChecksOkTopksExactAndReusedIterations) {
   failure = Oracle(copy).check(record);
   EXPECT_NE(failure.find("iteration 1, rank 0: the residual of "), std::string::npos) << failure;
 
-  failure = Oracle(planned.model, layout, 1, 1, 0).check(iteration_record(engine, 1));
+  failure = Oracle(model, layout, 1, 1, 0).check(iteration_record(engine, 1));
   EXPECT_NE(failure.find("reuses a threshold no exact iteration set"), std::string::npos) << failure;
 }
 
@@ -347,16 +354,15 @@ TEST(Driver, ResultFollowsTheSimulatorSchemaWithAnExecutor) {
 // one allreduce, posted no earlier than that tick.
 TEST(RankEngine, CoordinatorFusesWhatTheFirstCycleFindsReady) {
   auto comm = loopback();
-  const model::Scenario s = tiny("horovod");
-  const model::ScenarioPlan planned(s);
-  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
-  RankEngine engine(planned.model, layout, planned.scheme(), *comm, {});
+  TinyEngine tiny3("horovod", *comm);
+  RankEngine& engine = tiny3.engine;
+  const ModelLayout& layout = tiny3.layout;
   engine.run_iteration(0);
   ASSERT_EQ(engine.exchanges().size(), 1u);
   EXPECT_EQ(engine.exchanges()[0]->bucket.elements, 750);
   EXPECT_GE(engine.exchanges()[0]->started, 1'000'000);
   std::vector<float> gradient(size_t(layout.total()));
-  synthetic_gradient(1, 0, 0, planned.model, layout, gradient.data());
+  synthetic_gradient(1, 0, 0, tiny3.planned.model, layout, gradient.data());
   EXPECT_EQ(engine.aggregate(), gradient);
 }
 
@@ -403,13 +409,11 @@ TEST(Driver, AdaptiveSchemesReplanFromTheRuntimesMeasurements) {
 // iteration i is checkable after iteration i + 1 and not before.
 TEST(RankEngine, DearAveragesOnlyOnceTheNextForwardAllGathers) {
   auto comm = loopback();
-  const model::Scenario s = tiny("dear");
-  const model::ScenarioPlan planned(s);
-  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
-  EngineConfig config;
-  config.forward_split = model::forward_times(s.trace, planned.model, 1.0);
-  RankEngine engine(planned.model, layout, planned.scheme(), *comm, config);
-  Oracle early(planned.model, layout, s.seed, 1, 0), late(planned.model, layout, s.seed, 1, 0);
+  TinyEngine tiny3("dear", *comm);
+  RankEngine& engine = tiny3.engine;
+  const policy::GradientModel& model = tiny3.planned.model;
+  const uint64_t seed = tiny3.scenario.seed;
+  Oracle early(model, tiny3.layout, seed, 1, 0), late(model, tiny3.layout, seed, 1, 0);
   engine.run_iteration(0);
   ASSERT_EQ(engine.exchanges().size(), 1u);
   EXPECT_EQ(engine.exchanges()[0]->bucket.collective, Collective::kReduceScatter);
@@ -431,16 +435,16 @@ TEST(RankEngine, DearAveragesOnlyOnceTheNextForwardAllGathers) {
 // before; complete_deferred() finishes the last.
 TEST(RankEngine, ByteSchedulerSettlesEachIterationInTheNextForward) {
   auto comm = loopback();
-  const model::Scenario s =
-      tiny({{"preset", "bytescheduler"}, {"partition_elements", 100}, {"credit_elements", 200}, {"cycle_time_us", 0}});
-  const model::ScenarioPlan planned(s);
-  const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
-  EngineConfig config;
-  config.forward_split = model::forward_times(s.trace, planned.model, 1.0);
-  RankEngine engine(planned.model, layout, planned.scheme(), *comm, config);
+  TinyEngine tiny3(
+      {{"preset", "bytescheduler"}, {"partition_elements", 100}, {"credit_elements", 200}, {"cycle_time_us", 0}},
+      *comm);
+  RankEngine& engine = tiny3.engine;
+  const policy::GradientModel& model = tiny3.planned.model;
+  const ModelLayout& layout = tiny3.layout;
+  const uint64_t seed = tiny3.scenario.seed;
   ASSERT_TRUE(engine.lags_one_iteration());
   EXPECT_FALSE(engine.defers_communication());
-  Oracle oracle(planned.model, layout, s.seed, 1, 0);
+  Oracle oracle(model, layout, seed, 1, 0);
   engine.run_iteration(0);
   EXPECT_TRUE(engine.exchanges().empty());  // iteration 0's collectives run in iteration 1's forward
   EXPECT_EQ(std::count(engine.aggregate().begin(), engine.aggregate().end(), 0.0f), 750);
@@ -459,11 +463,11 @@ TEST(RankEngine, ByteSchedulerSettlesEachIterationInTheNextForward) {
   // The oracle's own partition rules, on iteration 0's record.
   IterationRecord record = iteration_record(engine, 0);
   record.buckets.pop_back();
-  std::string failure = Oracle(planned.model, layout, s.seed, 1, 0).check(record);
+  std::string failure = Oracle(model, layout, seed, 1, 0).check(record);
   EXPECT_NE(failure.find("iteration 0: the partitions of tensor"), std::string::npos) << failure;
   record = iteration_record(engine, 0);
   record.buckets.push_back(record.buckets.front());
-  failure = Oracle(planned.model, layout, s.seed, 1, 0).check(record);
+  failure = Oracle(model, layout, seed, 1, 0).check(record);
   EXPECT_NE(failure.find("carried twice (again by flush #"), std::string::npos) << failure;
 
   engine.complete_deferred();
@@ -554,14 +558,9 @@ TEST(RankEngine, ReplayedIterationsStartTheirClocksAfterABarrier) {
       c->barriers = &barriers;
       return c;
     });
-    const model::Scenario s = tiny(scheme);
-    const model::ScenarioPlan planned(s);
-    EngineConfig config;
-    config.forward_split = model::forward_times(s.trace, planned.model, 1.0);
-    const ModelLayout layout = ModelLayout::from(s.trace, planned.model);
-    RankEngine engine(planned.model, layout, planned.scheme(), comm, config);
+    TinyEngine tiny3(scheme, comm);
     for (int i = 0; i < 3; ++i) {
-      engine.run_iteration(i);
+      tiny3.engine.run_iteration(i);
       EXPECT_EQ(barriers.load(), i + 1) << scheme.dump();
     }
   }
