@@ -485,11 +485,13 @@ void RankEngine::end_forward() {
   const TimeNs before = since_start();
   finish_scheduled(iteration_ - 1);
   gated_wait_ += since_start() - before;
-  if (settle_) {  // off the clock, with nothing in flight: the clock moves on by what it took
-    const Clock::time_point paused = Clock::now();
-    settle_(iteration_ - 1);
-    start_ += Clock::now() - paused;
-  }
+  if (settle_) off_the_clock([&] { settle_(iteration_ - 1); });  // with nothing in flight
+}
+
+void RankEngine::off_the_clock(const std::function<void()>& work) {
+  const Clock::time_point paused = Clock::now();
+  work();
+  start_ += Clock::now() - paused;
 }
 
 // The simulator's gated forward (sim/forward_pass.cc) on this rank's clock:
@@ -516,11 +518,7 @@ void RankEngine::replay_gated_forward(bool first) {
     wait_until(clock);
   }
   end_forward();
-  if (scheduled_) {  // its gradient, now that nothing is in flight
-    const Clock::time_point paused = Clock::now();
-    prepare_off_clock(iteration_);
-    start_ += Clock::now() - paused;
-  }
+  if (scheduled_) off_the_clock([&] { prepare_off_clock(iteration_); });  // now that nothing is in flight
 }
 
 void RankEngine::finish_scheduled(int iteration) {

@@ -196,6 +196,9 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   // Waits until forward stage G may start; returns whether it had to wait.
   bool open_stage(int g);
   void prepare_off_clock(int iteration);
+  // Runs WORK in the middle of an iteration without timing it: the
+  // iteration's clock moves on by what it took.
+  void off_the_clock(const std::function<void()>& work);
   // ByteScheduler: the previous iteration's collectives done; its exchanges become exchanges().
   void finish_scheduled(int iteration);
   // The tensors X carried count as synchronized this iteration.
