@@ -108,8 +108,6 @@ class DistributedOptimizer:
     def begin_iteration(self):
         """Starts the iteration's clock; the model's forward pre-hook calls it if the caller does not."""
         if not self._in_iteration:
-            if self._completed:
-                raise BadInput("DistributedOptimizer: an iteration begun after complete()")
             check(self._lib.sf_session_begin_iteration(self._session))
             self._reported = [False] * len(self._params)
             self._in_iteration = True
