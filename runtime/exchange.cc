@@ -32,6 +32,9 @@ bool is_partition(const policy::Bucket& b, const std::vector<Segment>& segments,
          b.first_element >= 0 && b.first_element + b.elements <= n && b.elements < n;
 }
 
+// HiPress's ring: the range travels dense into the collective, which encodes it.
+bool casync(const policy::Bucket& b) { return b.sparse == policy::SparseAllreduce::kCaSyncRing; }
+
 std::string describe(const policy::Bucket& b) {
   return fmt::format("{} of tensors [{}, {})", collective_name(b.collective), b.first_tensor, b.end_tensor);
 }
@@ -59,7 +62,7 @@ std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLa
       }
       s.first = r.first, s.end = r.end, s.included = gather;
     } else {
-      s.first = t, s.end = t + 1, s.included = !gather || bucket.dense_elements > 0;
+      s.first = t, s.end = t + 1, s.included = !gather || bucket.dense_elements > 0 || casync(bucket);
     }
     if (s.included) carried += layout.elements(s.first, s.end);
     segments.push_back(s);
@@ -98,7 +101,7 @@ std::string describe_flush(const BucketExchange& x) {
 }
 
 bool BucketExchange::packs_payload() const {
-  return !(dense_reduction(bucket) && dense != values.data());
+  return !casync(bucket) && !(dense_reduction(bucket) && dense != values.data());
 }
 
 bool BucketExchange::sums_in_gradient() const {
@@ -116,6 +119,11 @@ int64_t BucketExchange::bytes_sent() const {
 void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
                   const std::vector<RangeSelection>& selections) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
+  if (casync(x.bucket)) {  // the ring counts what it sends
+    x.dense = send + base;
+    x.sent_count = 0;
+    return;
+  }
   if (dense_reduction(x.bucket)) {
     const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
     x.sent_count = x.bucket.elements;

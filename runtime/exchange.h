@@ -12,7 +12,9 @@
 //    also the uncompressed tensors when the bucket has dense elements (they
 //    ride as pairs, as the seed systems' selective path does);
 //  - a sparse allreduce (bucket.sparse) carries its range's selection as
-//    pairs too, and runs runtime/sparse_allreduce.h instead;
+//    pairs too, and runs runtime/sparse_allreduce.h instead; HiPress's ring
+//    (kCaSyncRing) carries its whole range dense from the gradient and
+//    encodes inside the collective;
 //  - a reduce-scatter (DeAR) carries its whole range dense, as an allreduce
 //    does; each rank keeps the average of its block for the all-gather that
 //    the next iteration's forward runs (runtime/engine.h);

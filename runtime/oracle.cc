@@ -446,14 +446,20 @@ std::string Oracle::expect_sparse(Iteration& it, const WireBucket& w) {
     return fmt::format("iteration {}, flush #{}: the sparse allreduce says it covers {} elements of a range of {}",
                        it.record.iteration, w.index, b.elements, layout_.elements(b.first_tensor, b.end_tensor));
   }
+  // Ok-Topk between exact iterations selects by its threshold; HiPress's ring takes the gradient dense.
   const bool reused = b.sparse == policy::SparseAllreduce::kOkTopk && !b.exact_threshold;
+  const bool dense_in = b.sparse == policy::SparseAllreduce::kCaSyncRing;
   for (int t = b.first_tensor; t < b.end_tensor; ++t) {
     const int q = it.request_of[size_t(t)];
     const auto& requests = it.record.requests;
-    if (reused ? q >= 0
-               : q < 0 || requests[size_t(q)].first_tensor < b.first_tensor || requests[size_t(q)].end_tensor > b.end_tensor) {
+    if (reused || dense_in ? q >= 0
+                           : q < 0 || requests[size_t(q)].first_tensor < b.first_tensor ||
+                                 requests[size_t(q)].end_tensor > b.end_tensor) {
       return fmt::format("iteration {}, flush #{}: {} is not selected by {}", it.record.iteration, w.index,
-                         where(layout_.offset[t]), reused ? "the reused threshold alone" : "a request inside the range");
+                         where(layout_.offset[t]),
+                         reused     ? "the reused threshold alone"
+                         : dense_in ? "the ring alone (a compression request covers it)"
+                                    : "a request inside the range");
     }
     if (it.flush_of[size_t(t)] >= 0) {
       return fmt::format("iteration {}: {} carried by flushes #{} and #{}", it.record.iteration, where(layout_.offset[t]),
@@ -462,7 +468,10 @@ std::string Oracle::expect_sparse(Iteration& it, const WireBucket& w) {
     it.flush_of[size_t(t)] = w.index;
   }
   std::vector<std::vector<float>> c;
-  for (int r = 0; r < ranks_; ++r) c.emplace_back(it.sent[size_t(r)].begin() + base, it.sent[size_t(r)].begin() + base + b.elements);
+  for (int r = 0; r < ranks_; ++r) {
+    const std::vector<float>& from = dense_in ? it.grad[size_t(r)] : it.sent[size_t(r)];
+    c.emplace_back(from.begin() + base, from.begin() + base + b.elements);
+  }
   const std::vector<float> sum = oracle::sparse_allreduce_sum(b, c, oktopk_global_[b.first_tensor]);
   const bool exact = oracle::sparse_allreduce_exact(b) || ranks_ <= 2;
   const float eps = std::numeric_limits<float>::epsilon(), P = float(ranks_);

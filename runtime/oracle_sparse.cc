@@ -97,6 +97,29 @@ Dense oktopk(const policy::Bucket& b, const std::vector<Dense>& v, float& thresh
   return sum;
 }
 
+// HiPress's ring, restated: K = b.partitions parts of ceil(n / K) elements;
+// part j visits ranks j, j + 1, ..., j + P - 1 (mod P), each adding its own
+// values to what arrived (own + arrived) and keeping the part's min(length,
+// max(1, floor(length * density))) largest magnitudes.
+Dense casync(const policy::Bucket& b, const std::vector<Dense>& v) {
+  const int P = int(v.size());
+  const int K = std::max(1, b.partitions);
+  const int64_t n = b.elements, size = (n + K - 1) / K;
+  Dense sum(size_t(n), 0.0f);
+  for (int j = 0; j < K; ++j) {
+    const int64_t lo = std::min(n, j * size), hi = std::min(n, (j + 1) * size);
+    const int64_t keep = std::min(hi - lo, std::max<int64_t>(1, int64_t(std::floor(double(hi - lo) * b.density))));
+    Dense part(size_t(n), 0.0f);
+    for (int h = 0; h < P; ++h) {
+      const Dense& own = v[size_t((j + h) % P)];
+      for (int64_t i = lo; i < hi; ++i) part[size_t(i)] = own[size_t(i)] + part[size_t(i)];
+      keep_largest(part, lo, hi, keep);
+    }
+    std::copy(part.begin() + lo, part.begin() + hi, sum.begin() + lo);
+  }
+  return sum;
+}
+
 }  // namespace
 
 std::vector<float> sparse_allreduce_sum(const policy::Bucket& b, const std::vector<Dense>& contributions,
@@ -111,6 +134,8 @@ std::vector<float> sparse_allreduce_sum(const policy::Bucket& b, const std::vect
       return spardl(b, contributions);
     case SparseAllreduce::kOkTopk:
       return oktopk(b, contributions, global_threshold);
+    case SparseAllreduce::kCaSyncRing:
+      return casync(b, contributions);
     default:
       throw std::logic_error(fmt::format("the oracle has no rule for the sparse allreduce \"{}\"",
                                          policy::sparse_allreduce_name(b.sparse)));
@@ -119,7 +144,7 @@ std::vector<float> sparse_allreduce_sum(const policy::Bucket& b, const std::vect
 
 bool sparse_allreduce_exact(const policy::Bucket& b) {
   return b.sparse == SparseAllreduce::kGTopk || b.sparse == SparseAllreduce::kSparDL ||
-         b.sparse == SparseAllreduce::kOkTopk;
+         b.sparse == SparseAllreduce::kOkTopk || b.sparse == SparseAllreduce::kCaSyncRing;
 }
 
 }  // namespace sparsefuse::runtime::oracle

@@ -22,8 +22,13 @@
 //    exact iteration the k largest of it (their smallest magnitude becomes
 //    the global threshold), otherwise every sum whose magnitude reaches the
 //    threshold;
-//  - topk-dsa, randomk-shared: the plain rank-order sum (nothing dropped).
-// Exactness: gtopk, spardl and oktopk add in the engine's order, so the
+//  - topk-dsa, randomk-shared: the plain rank-order sum (nothing dropped);
+//  - casync-ring: the contributions are the ranks' gradients (no selection
+//    comes in); K = bucket.partitions parts of ceil(n / K) elements, part j
+//    visiting ranks j, j + 1, ..., j - 1 (mod P), each adding its own values
+//    to what arrived and keeping the part's min(length, max(1,
+//    floor(length * density))) largest.
+// Exactness: gtopk, spardl, oktopk and casync-ring add in the engine's order, so the
 // engine must match bit for bit; topk-dsa (recursive doubling) and
 // randomk-shared (the library's allreduce) add in another order and get the
 // allreduce's bound (oracle.h).

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "policy/sparsifier.h"
 #include "runtime/pair_gather.h"
 
 namespace sparsefuse::runtime {
@@ -79,6 +80,15 @@ int64_t spardl_block(int64_t n, int ranks) { return (n + ranks - 1) / ranks; }
 
 int64_t spardl_block_count(int64_t n, int ranks, double density) {
   return std::max<int64_t>(1, int64_t(std::floor(double(spardl_block(n, ranks)) * density)));
+}
+
+CasyncLayout::CasyncLayout(int64_t n, int partitions, double density)
+    : count(std::max(1, partitions)), n_(n), size_((n + count - 1) / count), density_(density) {}
+int64_t CasyncLayout::begin(int j) const { return std::min(n_, int64_t(j) * size_); }
+int64_t CasyncLayout::end(int j) const { return std::min(n_, int64_t(j + 1) * size_); }
+int64_t CasyncLayout::pairs(int j) const {
+  const int64_t length = end(j) - begin(j);
+  return std::min(length, policy::exact_count(length, density_));
 }
 
 namespace {
@@ -218,6 +228,52 @@ void oktopk(BucketExchange& x, Communicator& comm) {
   set_result(x, gather_all(comm, kept, what));
 }
 
+// HiPress's CaSync ring: the range's K partitions of ceil(n/K) elements
+// travel the ring at once, partition j starting at rank j. The rank holding
+// a partition adds its own dense values to what it received (own +
+// received) and re-encodes: the partition's casync_pairs largest magnitudes.
+// After P - 1 hops partition j's last holder, rank j - 1 mod P, has the
+// whole sum encoded, and every rank gathers the K finished partitions.
+void casync_ring(BucketExchange& x, Communicator& comm) {
+  const int P = comm.size(), rank = comm.rank();
+  const std::string what = describe_flush(x);
+  const CasyncLayout parts(x.bucket.elements, x.bucket.partitions, x.bucket.density);
+  if (parts.count > P) {
+    throw std::logic_error(fmt::format("{}: {} CaSync partitions on {} ranks (SeCoPa plans at most one per rank)", what,
+                                       parts.count, P));
+  }
+  // The partition this rank holds at hop H, or -1.
+  auto held = [&](int h) {
+    const int j = ((rank - h) % P + P) % P;
+    return j < parts.count ? j : -1;
+  };
+  auto encode = [&](int j, const Pairs& received) {
+    Pairs own;
+    for (int64_t i = parts.begin(j); i < parts.end(j); ++i) own.values.push_back(x.dense[i]), own.indices.push_back(int32_t(i));
+    return largest_pairs(merge_pairs(own, received), parts.pairs(j));
+  };
+  Pairs current = held(0) >= 0 ? encode(held(0), {}) : Pairs{};
+  x.sent_count = 0;
+  for (int h = 1; h < P; ++h) {
+    const bool sends = held(h - 1) >= 0;
+    if (sends) x.sent_count += int64_t(current.size());
+    const std::vector<Pairs> got = exchange_round(comm, current, sends ? (rank + 1) % P : -1, what);
+    current = held(h) >= 0 ? encode(held(h), got.empty() ? Pairs{} : got.front()) : Pairs{};
+  }
+  x.sent_count += int64_t(current.size());
+  std::vector<int64_t> counts;
+  const Pairs all = gather_all(comm, current, what, &counts);
+  // The pieces arrive in rank order; partitions are disjoint, so merging them restores index order.
+  Pairs result;
+  for (int r = 0, at = 0; r < P; at += int(counts[size_t(r)]), ++r) {
+    Pairs piece;
+    piece.values.assign(all.values.begin() + at, all.values.begin() + at + counts[size_t(r)]);
+    piece.indices.assign(all.indices.begin() + at, all.indices.begin() + at + counts[size_t(r)]);
+    result = merge_pairs(result, piece);
+  }
+  set_result(x, std::move(result));
+}
+
 }  // namespace
 
 void run_sparse_allreduce(BucketExchange& x, Communicator& comm) {
@@ -239,6 +295,9 @@ void run_sparse_allreduce(BucketExchange& x, Communicator& comm) {
     case SparseAllreduce::kOkTopk:
       if (!x.reused_threshold) throw std::logic_error("Ok-Topk needs the bucket's threshold slot");
       oktopk(x, comm);
+      return;
+    case SparseAllreduce::kCaSyncRing:
+      casync_ring(x, comm);
       return;
     default:
       throw std::logic_error(fmt::format("the runtime has no sparse allreduce \"{}\"",

@@ -37,7 +37,19 @@
 //    (its smallest magnitude is kept in exchange.reused_threshold), else
 //    the reduced values whose magnitude reaches that threshold; the kept
 //    pairs are gathered by every rank. Regions stay equal: a repartition
-//    iteration moves nothing (the simulator charges its boundary exchange).
+//    iteration moves nothing (the simulator charges its boundary exchange);
+//  - casync-ring (HiPress): no selection comes in; the bucket carries its
+//    range dense (exchange.dense) and the ring encodes: K =
+//    bucket.partitions partitions (CasyncLayout) go round the ring at once,
+//    partition j from rank j to rank j - 1 mod P; each holder adds its own
+//    values to what it received (own + received) and keeps the partition's
+//    pairs(j) largest magnitudes (ties: lower index), then every rank
+//    gathers the finished partitions. The encoder is this exact top-k
+//    whatever bucket.compressor says (HiPress re-runs its compressor; a
+//    threshold estimator at every hop would leave --check nothing exact to
+//    compare, and the simulator still charges bucket.compressor's cost).
+//    sent_count is the pairs this rank put on the wire (hops + its
+//    finished partition): K pairs(j) summed over partitions on average.
 // Entries a merge drops are not returned to any residual (the selection's
 // error feedback is the local compressor's).
 #pragma once
@@ -77,6 +89,21 @@ int ceil_log2(int p);  // rounds of the tree and of the halving
 // SparDL's block size and per-block count for a range of N elements.
 int64_t spardl_block(int64_t n, int ranks);
 int64_t spardl_block_count(int64_t n, int ranks, double density);
+
+// CaSync's partitions of a range of N elements: COUNT = K of ceil(N/K)
+// elements each (the last ones shorter or empty), each encoded to
+// min(length, exact_count(length, density)) pairs.
+struct CasyncLayout {
+  CasyncLayout(int64_t n, int partitions, double density);
+  int count = 1;
+  int64_t begin(int j) const;
+  int64_t end(int j) const;
+  int64_t pairs(int j) const;
+
+ private:
+  int64_t n_ = 0, size_ = 0;
+  double density_ = 0;
+};
 
 void run_sparse_allreduce(BucketExchange& exchange, Communicator& comm);
 // Writes the average (sum / RANKS) into AGGREGATE over the bucket's range

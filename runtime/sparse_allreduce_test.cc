@@ -151,6 +151,53 @@ TEST(SparseAllreduce, SparDLTwoRanksByHand) {
   });
 }
 
+// CaSync on 2 ranks, 4 elements in K = 2 partitions, density 0.5 (one pair
+// each), by hand. Rank 0 holds {1, -4, 2, 0.5}, rank 1 {3, 1, -1, 3}.
+// Partition [0, 2) starts at rank 0: {1: -4}; rank 1 adds its own,
+// {0: 3, 1: -3}, and keeps one (|3| ties: index 0): {0: 3}. Partition [2, 4)
+// starts at rank 1: {3: 3}; rank 0: {2: 2, 3: 3.5} -> {3: 3.5}. Each rank
+// sent one pair in the hop and one finished partition.
+// A CaSync bucket over GRADIENT (the ring reads it dense), density 0.5, K = PARTITIONS.
+BucketExchange casync_exchange(std::vector<float>& gradient, int partitions) {
+  BucketExchange x;
+  x.bucket.sparse = SparseAllreduce::kCaSyncRing;
+  x.bucket.elements = int64_t(gradient.size());
+  x.bucket.density = 0.5;
+  x.bucket.partitions = partitions;
+  x.dense = gradient.data();
+  return x;
+}
+
+TEST(SparseAllreduce, CaSyncRingTwoRanksByHand) {
+  on_ranks(2, [](Communicator& comm) {
+    std::vector<float> gradient = comm.rank() == 0 ? std::vector<float>{1.0f, -4.0f, 2.0f, 0.5f}
+                                                   : std::vector<float>{3.0f, 1.0f, -1.0f, 3.0f};
+    BucketExchange x = casync_exchange(gradient, 2);
+    run_sparse_allreduce(x, comm);
+    EXPECT_EQ(x.gathered_indices, (std::vector<int32_t>{0, 3}));
+    EXPECT_EQ(x.gathered_values, (std::vector<float>{3.0f, 3.5f}));
+    EXPECT_EQ(x.sent_count, 2);
+  });
+}
+
+TEST(SparseAllreduce, CaSyncRingRefusesMorePartitionsThanRanks) {
+  on_ranks(2, [](Communicator& comm) {
+    std::vector<float> gradient(9, 1.0f);
+    BucketExchange x = casync_exchange(gradient, 3);
+    EXPECT_THROW(run_sparse_allreduce(x, comm), std::logic_error);
+  });
+}
+
+TEST(CasyncLayout, PartitionsOfCeilingSizeTheLastShorterOrEmpty) {
+  const CasyncLayout parts(9, 4, 0.5);  // 3, 3, 3, 0 elements
+  EXPECT_EQ(parts.count, 4);
+  EXPECT_EQ(parts.begin(2), 6);
+  EXPECT_EQ(parts.end(2), 9);
+  EXPECT_EQ(parts.pairs(2), 1);
+  EXPECT_EQ(parts.begin(3), 9);
+  EXPECT_EQ(parts.pairs(3), 0);  // exact_count would say 1: clamped to the empty partition
+}
+
 // Each rank's local top-k of a random vector, as the engine's payload.
 Pairs local_topk(const std::vector<float>& dense, int64_t k) {
   Pairs all;
@@ -167,11 +214,15 @@ TEST(SparseAllreduce, MatchesTheOraclesDenseReplayOnAnyRankCount) {
   const int64_t n = 37;
   std::map<int, float> engine_threshold, oracle_threshold;  // per rank count: the first Ok-Topk pass sets them
   for (SparseAllreduce a : {SparseAllreduce::kGTopk, SparseAllreduce::kSparDL, SparseAllreduce::kTopkDsa,
-                            SparseAllreduce::kOkTopk, SparseAllreduce::kOkTopk}) {
+                            SparseAllreduce::kOkTopk, SparseAllreduce::kOkTopk, SparseAllreduce::kCaSyncRing}) {
     for (int P : {1, 2, 3, 4, 5, 7}) {
       Bucket b;
       b.sparse = a, b.elements = n, b.density = 0.2, b.sent_elements = 7;
       b.exact_threshold = a == SparseAllreduce::kOkTopk && !engine_threshold.count(P);
+      b.partitions = P % 2 ? P : std::max(1, P / 2);  // CaSync: K <= P, uneven parts
+      // CaSync takes the gradient dense (GRADIENTS), the others a local top-k.
+      const bool casync = a == SparseAllreduce::kCaSyncRing;
+      std::vector<std::vector<float>> gradients;
       std::vector<std::vector<float>> dense(size_t(P), std::vector<float>(size_t(n), 0.0f));
       std::vector<Pairs> sent;
       std::mt19937 rng(uint32_t(P * 31 + int(a)));
@@ -181,6 +232,8 @@ TEST(SparseAllreduce, MatchesTheOraclesDenseReplayOnAnyRankCount) {
         for (float& v : g) v = normal(rng);
         sent.push_back(local_topk(g, b.sent_elements));
         for (size_t j = 0; j < sent[r].size(); ++j) dense[r][sent[r].indices[j]] = sent[r].values[j];
+        if (casync) dense[r] = g;
+        gradients.push_back(g);
       }
       const std::vector<float> expected = oracle::sparse_allreduce_sum(b, dense, oracle_threshold[P]);  // set or read
       std::vector<std::vector<float>> got(size_t(P), std::vector<float>(size_t(n), 0.0f));
@@ -190,6 +243,7 @@ TEST(SparseAllreduce, MatchesTheOraclesDenseReplayOnAnyRankCount) {
         BucketExchange x;
         x.bucket = b;
         x.values = sent[comm.rank()].values, x.indices = sent[comm.rank()].indices;
+        if (casync) x.dense = gradients[size_t(comm.rank())].data();
         float threshold = reused;
         x.reused_threshold = &threshold;
         run_sparse_allreduce(x, comm);
@@ -215,6 +269,14 @@ TEST(SparseAllreduce, MatchesTheOraclesDenseReplayOnAnyRankCount) {
         int nonzero = 0;
         for (float v : got[0]) nonzero += v != 0.0f;
         EXPECT_EQ(nonzero, 7) << "P=" << P;
+      }
+      if (casync) {  // each partition keeps exactly its pairs
+        const CasyncLayout parts(n, b.partitions, b.density);
+        for (int j = 0; j < parts.count; ++j) {
+          int nonzero = 0;
+          for (int64_t i = parts.begin(j); i < parts.end(j); ++i) nonzero += got[0][i] != 0.0f;
+          EXPECT_EQ(nonzero, parts.pairs(j)) << "P=" << P << " partition " << j;
+        }
       }
       if (a == SparseAllreduce::kSparDL) {  // at most kb per block survive
         const int64_t block = spardl_block(n, P), kb = spardl_block_count(n, P, b.density);

@@ -6,6 +6,7 @@
 #include "policy/bytescheduler.h"
 #include "policy/horovod.h"
 #include "policy/planned_scheme.h"
+#include "policy/sparsifier.h"
 
 namespace sparsefuse::runtime {
 
@@ -15,7 +16,7 @@ namespace {
 bool runs_sparse_allreduce(policy::SparseAllreduce a) {
   using policy::SparseAllreduce;
   return a == SparseAllreduce::kSharedIndices || a == SparseAllreduce::kGTopk || a == SparseAllreduce::kSparDL ||
-         a == SparseAllreduce::kTopkDsa || a == SparseAllreduce::kOkTopk;
+         a == SparseAllreduce::kTopkDsa || a == SparseAllreduce::kOkTopk || a == SparseAllreduce::kCaSyncRing;
 }
 
 }  // namespace
@@ -64,6 +65,18 @@ std::string unsupported_reason(const std::string& preset, const policy::Scheme& 
     }
   }
   return "";
+}
+
+std::vector<std::string> runtime_deviations(const policy::Scheme& scheme) {
+  const auto* planned = dynamic_cast<const policy::PlannedScheme*>(&scheme);
+  if (!planned || planned->options().sparsifier == policy::Sparsifier::kTopk) return {};
+  const std::string planned_sparsifier = policy::sparsifier_name(planned->options().sparsifier);
+  for (const auto& b : planned->buffers()) {
+    if (b.algorithm != policy::SparseAllreduce::kCaSyncRing) continue;
+    return {fmt::format("CaSync's ring re-encodes at every hop with an exact top-k, not {} (the simulator charges {})",
+                        planned_sparsifier, planned_sparsifier)};
+  }
+  return {};
 }
 
 }  // namespace sparsefuse::runtime

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "policy/scheme.h"
 
@@ -13,5 +14,11 @@ namespace sparsefuse::runtime {
 // beside a real training loop (`sparsefuse train`), else why not (a
 // sentence naming PRESET).
 std::string unsupported_reason(const std::string& preset, const policy::Scheme& scheme);
+
+// What the runtime executes differently from SCHEME's plan, one sentence
+// each (`sparsefuse run` prints them as notes): HiPress's CaSync ring
+// re-encodes with an exact top-k whatever the plan's sparsifier
+// (runtime/sparse_allreduce.h).
+std::vector<std::string> runtime_deviations(const policy::Scheme& scheme);
 
 }  // namespace sparsefuse::runtime

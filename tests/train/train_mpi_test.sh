@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sparsefuse train on 2 ranks (mpirun): a small classifier trained with a
-# dense scheme (wfbp), a sparse one (topk-layerwise, error feedback) and the
-# two that update inside the next forward (dear, bytescheduler); every rank
+# dense scheme (wfbp), a sparse one (topk-layerwise, error feedback), the
+# two that update inside the next forward (dear, bytescheduler) and HiPress's
+# CaSync ring; every rank
 # dumps its own and its averaged gradients (the averages applied), and an
 # independent torch reference (check_grads.py) recomputes the averages. Then
 # the results are validated against the simulator, and bad input exits 2.
@@ -76,6 +77,17 @@ assert len(bs["buckets"]) == 12 and max(b["elements"] for b in bs["buckets"]) ==
 for r in (dear, bs):
     assert r["breakdown_s"]["optimizer"] > 0 and r["executor"]["name"] == "runtime-mpi (training)", r["breakdown_s"]
 PY
+# HiPress on a 1 Mb/s network: SeCoPa sends five of the six tensors through
+# CaSync's ring (K = 2), whose averages check_grads.py recomputes.
+train hipress hipress --set network.bandwidth_gbps=0.001 || fail "train hipress: $(cat "$tmp/hipress.log")"
+$py tests/train/check_grads.py "$tmp/hipress-grads" 2 casync "$tmp/hipress" >"$tmp/check.log" 2>&1 ||
+  fail "hipress averages: $(cat "$tmp/check.log")"
+grep -q "casync: 5 iterations x 6 tensors x 2 ranks" "$tmp/check.log" || fail "hipress check: $(cat "$tmp/check.log")"
+[[ "$(field "$tmp/hipress/result.json" "r['plan']['compressed_tensors'], r['plan']['secopa_partitions']")" == \
+   "5 [2, 2, 2, 2, 2]" ]] || fail "hipress plan: $(field "$tmp/hipress/result.json" "r['plan']")"
+$py tests/train/check_grads.py "$tmp/hipress-grads" 2 dense >/dev/null 2>&1 &&
+  fail "the dense reference accepted CaSync's averages"
+
 "$sf" validate "$tmp/dear/result.json" --set compression.profile=cpu-dev-2core >"$tmp/v.log" 2>&1 ||
   fail "validate a dear train result: $(cat "$tmp/v.log")"
 grep -q "the same [0-9]* collectives in the same order" "$tmp/v.log" || fail "validate dear buckets: $(cat "$tmp/v.log")"

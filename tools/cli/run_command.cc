@@ -21,6 +21,7 @@
 #include "runtime/driver.h"
 #include "runtime/mpi_communicator.h"
 #include "runtime/nccl_communicator.h"
+#include "runtime/support.h"
 #include "model/scenario.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
@@ -42,9 +43,9 @@ constexpr std::chrono::milliseconds kInputTimeout{60'000};
 
 [[noreturn]] void die(int rank, const std::string& message) { die_now(fmt::format("run: rank {}", rank), message); }
 
-// LAGS: the scheme's collectives run on into the next iteration's forward (ByteScheduler).
+// NOTES: what the reader should know about how this run relates to the simulator's (one line each).
 std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome, const std::string& transport,
-                    bool lags) {
+                    const std::vector<std::string>& notes) {
   const model::RunResult& r = outcome.result;
   const Json result = r.to_json(false);
   const Json& t = result["iteration_time_s"];
@@ -60,11 +61,7 @@ std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome
                      outcome.executor["host"].get<std::string>(), outcome.executor["time_scale"].get<double>());
   out += fmt::format("scheme      {}\n", s.scheme.resolved.dump());
   out += fmt::format("iterations  {} measured after {} warm-up, seed {}\n", s.iterations, s.warmup_iterations, s.seed);
-  if (lags && s.warmup_iterations < 2) {
-    // Measured on ResNet-50 (runtime/README.md): iteration 0's collectives 10x slower than later ones.
-    out += "note        the first measured iteration waits in its forward for the last warm-up iteration's "
-           "collectives, here the run's first (cold) ones: use warmup_iterations >= 2 for this scheme\n";
-  }
+  for (const std::string& note : notes) out += fmt::format("note        {}\n", note);
   out += "\n";
   out += fmt::format("iteration time  mean {}  p50 {}  p99 {}  min {}  max {}\n", ms(t["mean"]), ms(t["p50"]),
                      ms(t["p99"]), ms(t["min"]), ms(t["max"]));
@@ -115,12 +112,24 @@ std::optional<int> refuse_unless_ranks_agree(runtime::CommThread& comm, const mo
 
 }  // namespace
 
+// How this run relates to the simulator's model of it, for the summary.
+static std::vector<std::string> run_notes(const model::Scenario& scenario, const policy::Scheme& scheme) {
+  std::vector<std::string> notes = runtime::runtime_deviations(scheme);
+  // A lagging scheme (runtime/scheduled.h): measured on ResNet-50 (runtime/README.md), iteration 0's
+  // collectives were 10x slower than later ones.
+  if (scheme.make_launch_scheduler() && scenario.warmup_iterations < 2) {
+    notes.push_back("the first measured iteration waits in its forward for the last warm-up iteration's "
+                    "collectives, here the run's first (cold) ones: use warmup_iterations >= 2 for this scheme");
+  }
+  return notes;
+}
+
 // Rank 0's summary and result.json. A failed write (a full disk) is reported
 // naming the rank, file and reason, and the status is 1; the other ranks are
 // done, so there is no need to end the job at once (die).
 static int report(const model::Scenario& scenario, const runtime::RunOutcome& outcome, const std::string& transport,
-                  bool lags, const po::variables_map& vm) {
-  std::cout << summary(scenario, outcome, transport, lags);
+                  const std::vector<std::string>& notes, const po::variables_map& vm) {
+  std::cout << summary(scenario, outcome, transport, notes);
   if (!vm.count("out")) return 0;
   const std::string path = vm["out"].as<std::string>() + "/result.json";
   try {
@@ -203,8 +212,8 @@ int run_runtime(const Args& args) {
                           "[--time-scale X] [--check] [--timeout S] [--device cpu|cuda]\n\n"
                           "Executes the scenario's scheme with P real workers (MPI ranks; without mpirun, one\n"
                           "worker in this process). The scenario's \"workers\" must equal P (else exit 2; use\n"
-                          "--set workers=P). Every preset runs except hipress's CaSync ring; what the runtime\n"
-                          "cannot execute (e.g. Ok-Topk with exact_every = 0) is refused with exit 2 and why.",
+                          "--set workers=P). Every preset runs; what the runtime cannot execute (e.g. Ok-Topk\n"
+                          "with exact_every = 0) is refused with exit 2 and why.",
                           options, positional, vm)) {
     return 0;
   }
@@ -258,8 +267,7 @@ int run_runtime(const Args& args) {
     std::cerr << fmt::format("sparsefuse run: rank {}: --check failed: {}\n", rank, outcome.check_failure);
     return 1;
   }
-  const bool lags = planned->scheme().make_launch_scheduler() != nullptr;  // runtime/scheduled.h
-  return rank == 0 ? report(scenario, outcome, run.transport, lags, vm) : 0;
+  return rank == 0 ? report(scenario, outcome, run.transport, run_notes(scenario, planned->scheme()), vm) : 0;
 }
 
 }  // namespace sparsefuse::cli
