@@ -42,6 +42,30 @@ assert all(abs((a + b) / 2 - m) <= 1e-12 * abs(m) for a, b, m in zip(*per_rank, 
 PY
 [[ -f "$tmp/dense/trace.json" ]] || fail "no trace.json written by the profiling ranks"
 
+# --profile interleaved: a second instance of the model profiled one iteration
+# after each training iteration gives the trace result.json names (the plan
+# still comes from trace.json); the training itself is untouched (the same
+# losses as the run above), and validate runs on that trace.
+train interleaved wfbp --profile interleaved || fail "train --profile interleaved: $(cat "$tmp/interleaved.log")"
+$py - "$tmp/dense/result.json" "$tmp/interleaved" <<'PY' || fail "--profile interleaved: result.json and trace"
+import json, os, sys
+dense, out = json.load(open(sys.argv[1])), sys.argv[2]
+r = json.load(open(os.path.join(out, "result.json")))
+assert r["scenario"]["model"] == {"trace": "trace-interleaved.json"}, r["scenario"]["model"]
+assert r["training"]["profile"] == "interleaved" and r["training"]["planned_with_trace"] == "trace.json", r["training"]
+assert dense["training"]["profile"] == "before" and dense["scenario"]["model"] == {"trace": "trace.json"}
+assert r["training"]["loss_per_iteration"] == dense["training"]["loss_per_iteration"], "the shadow changed the training"
+t = json.load(open(os.path.join(out, "trace-interleaved.json")))
+before = json.load(open(os.path.join(out, "trace.json")))
+p = t["provenance"]
+assert p["iterations"] == 4 and p["warmup_iterations"] == 1 and "--profile interleaved" in p["note"], p
+assert [x["name"] for x in t["tensors"]] == [x["name"] for x in before["tensors"]], "the two traces list other tensors"
+assert t["backward_ns"] > 0 and t["forward_ns"] > 0, t
+PY
+"$sf" validate "$tmp/interleaved/result.json" --set compression.profile=cpu-dev-2core >"$tmp/v.log" 2>&1 ||
+  fail "validate an interleaved train result: $(cat "$tmp/v.log")"
+grep -q "the same 6 collectives in the same order" "$tmp/v.log" || fail "validate interleaved: $(cat "$tmp/v.log")"
+
 train sparse topk-layerwise --set compression.density=0.1 || fail "train topk-layerwise: $(cat "$tmp/sparse.log")"
 $py tests/train/check_grads.py "$tmp/sparse-grads" 2 topk 0.1 >"$tmp/check.log" 2>&1 ||
   fail "top-k averages: $(cat "$tmp/check.log")"
@@ -139,6 +163,7 @@ expect2 "at /scheme: runtime-mpi cannot run preset \"oktopk\": Ok-Topk with exac
 [[ -e "$tmp/bad1/result.json" ]] && fail "a refused run wrote result.json"
 expect2 "--trace $tmp/none.json: no such file" --scheme wfbp --trace "$tmp/none.json" --out "$tmp/bad2"
 expect2 "--iterations: expected an integer >= 1, got 0" --scheme wfbp --iterations 0 --out "$tmp/bad3"
+expect2 "argument --profile: invalid choice: 'sideways' (choose from 'before', 'interleaved')" --scheme wfbp --profile sideways --out "$tmp/bad4"
 # --set follows simulate's rules (the runtime applies it): the same message for the same mistake.
 expect2 "--set iterations.x=1: \"iterations\" is not an object, cannot set \"x\" in it" --scheme wfbp \
   --set iterations.x=1 --out "$tmp/bad4"

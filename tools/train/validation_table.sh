@@ -9,7 +9,7 @@
 #   tools/train/validation_table.sh SPARSEFUSE OUTDIR P "TRAIN ARGS" "VALIDATE ARGS" SCHEME...
 #
 # e.g. tools/train/validation_table.sh bazel-bin/tools/cli/sparsefuse /tmp/acc 2 \
-#        "--model resnet50-cifar100 --batch 1 --warmup 1 --iterations 10 --profile-iterations 10" \
+#        "--model resnet50-cifar100 --batch 1 --warmup 1 --iterations 10 --profile-iterations 10 --profile interleaved" \
 #        "--set compression.profile=cpu-dev-2core --set variability.compute_cv=trace --set iterations=200" \
 #        wfbp ddp fgbuff ssfusion adtopk topk-layerwise
 # Logs and results stay under OUTDIR/SCHEME/. REVALIDATE=1 keeps a scheme's

@@ -95,7 +95,7 @@ def _check_out(path):
         raise InputError(f"--out {path}: is a directory; expected a file name such as trace.json")
 
 
-def _optimizer(torch, kind, params):
+def optimizer_for(torch, kind, params):
     # The seed set-ups: Adam for transformers, SGD with momentum for CNNs.
     if kind == "adam":
         return torch.optim.Adam(params, lr=1e-4), "Adam (lr 1e-4)"
@@ -111,7 +111,7 @@ def measure(torch, args, command, workload, device_name, clock):
     returns (the trace document, the parameter names, their measured order
     and the positions where it differs from reverse registration). Shared
     with `sparsefuse train`, which profiles before it trains."""
-    from sparsefuse_profile import profiler, tracefile
+    from sparsefuse_profile import profiler
 
     named = list(workload.model.named_parameters())
     if not named:
@@ -122,9 +122,19 @@ def measure(torch, args, command, workload, device_name, clock):
     if any(p.dtype != torch.float32 for _, p in named):
         raise InputError(f"--model {args.model}: expected float32 parameters (the only gradient type the "
                          "simulator models)")
-    optimizer, optimizer_name = _optimizer(torch, workload.optimizer, trainable)
+    optimizer, optimizer_name = optimizer_for(torch, workload.optimizer, trainable)
     iterations, bare = profiler.profile(workload, optimizer, clock, args.warmup, args.iterations,
                                         getattr(args, "unhooked_iterations", 0))
+    return trace_of(torch, args, command, workload, device_name, clock, iterations, bare, optimizer_name)
+
+
+def trace_of(torch, args, command, workload, device_name, clock, iterations, bare, optimizer_name):
+    """The trace document of measured ITERATIONS of WORKLOAD (profiler.profile's), and what
+    measure() returns with it. `sparsefuse train --profile interleaved` collects its
+    iterations one at a time between training iterations and builds its trace here."""
+    from sparsefuse_profile import profiler, tracefile
+
+    named = list(workload.model.named_parameters())
     _, owner_index = profiler.parameter_owners(workload.model, [p for _, p in named])
     names = [n for n, _ in named]
     order, _ = tracefile.measured_order(names, iterations)

@@ -31,6 +31,11 @@ def parser():
                                    "to DIR/trace.json")
     p.add_argument("--profile-iterations", type=positive("--profile-iterations"), default=10,
                    help="measured iterations of the profile taken without --trace (10)")
+    p.add_argument("--profile", choices=["before", "interleaved"], default="before",
+                   help="the trace result.json names for validation: the one taken before training (before), "
+                        "or one measured on a second instance of the model for one iteration after each "
+                        "training iteration, written to DIR/trace-interleaved.json (interleaved; the plan still "
+                        "comes from the trace before training)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="scenario key (dotted) = JSON value, e.g. compression.density=0.01 or "
                         "scheme.tensors_per_buffer=4")

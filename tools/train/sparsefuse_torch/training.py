@@ -38,6 +38,51 @@ def _trace(torch, args, comm, workload, argv):
     return path, "trace.json"
 
 
+class _InterleavedProfile:
+    """--profile interleaved: a second instance of the model, built with the
+    same initial state before the runtime hooks the first, trained alone for
+    one iteration after every training iteration (its own inputs and
+    optimizer, no hooks of the runtime, no communication of its own) and
+    profiled as profile-model profiles. Its measured iterations make the
+    trace the run is validated on: the two alternate, so a change in this
+    machine's speed between them (15-40 % within minutes on the 2-core VM)
+    reaches both. The plan still comes from the trace taken before training."""
+
+    def __init__(self, torch, args, comm, state):
+        from sparsefuse_profile import clocks, workloads
+        gen = torch.Generator().manual_seed(args.seed + 7919 + 1000003 * comm.rank)  # its own inputs
+        self.workload = workloads.resolve(args, torch.device("cpu"), gen)
+        self.workload.model.load_state_dict(state)
+        params = [p for p in self.workload.model.parameters() if p.requires_grad]
+        self.optimizer, self.optimizer_name = profile_cli.optimizer_for(torch, self.workload.optimizer, params)
+        self.clock = clocks.CpuClock()
+        self.iterations = []
+
+    def step(self, torch, measured):
+        from sparsefuse_profile import profiler
+        with torch.random.fork_rng(devices=[]):  # the training's dropout draws stay its own
+            done, _ = profiler.profile(self.workload, self.optimizer, self.clock, 0, 1)
+        if measured:
+            self.iterations += done
+
+    def write(self, torch, args, comm, argv):
+        """Rank 0 writes DIR/trace-interleaved.json; returns its name in DIR."""
+        if comm.rank != 0:
+            return None
+        from sparsefuse_profile import tracefile
+        profile_args = argparse.Namespace(model=args.model, warmup=args.warmup, iterations=len(self.iterations),
+                                          device="cpu", batch=args.batch,
+                                          note="profiled by sparsefuse train --profile interleaved: one iteration "
+                                          "of a second instance of the model after each training iteration, "
+                                          f"{comm.size} ranks at once")
+        trace, _, _, _ = profile_cli.trace_of(torch, profile_args, "sparsefuse train " + " ".join(argv),
+                                              self.workload, profile_cli.cpu_name(), self.clock, self.iterations,
+                                              [], self.optimizer_name)
+        os.makedirs(args.out, exist_ok=True)
+        tracefile.write_atomically(os.path.join(args.out, "trace-interleaved.json"), tracefile.render(trace))
+        return "trace-interleaved.json"
+
+
 def _scenario(args, batch, comm):
     from sparsefuse_torch.library import scenario_set
     doc = {"description": f"sparsefuse train: {args.model} with {args.scheme}, {comm.size} ranks",
@@ -48,11 +93,12 @@ def _scenario(args, batch, comm):
     return doc
 
 
-def _loop(torch, args, workload, opt, comm):
+def _loop(torch, args, workload, opt, comm, interleaved):
     """Warm-up plus measured iterations; returns this rank's loss per
     iteration and, with --dump-grads, saves every iteration's own and
     averaged gradients (a scheme that updates in the forward: the averages
-    it applied there, the last iteration's once complete)."""
+    it applied there, the last iteration's once complete). INTERLEAVED (or
+    None): the second model, one profiled iteration after each."""
     model = workload.model
     params = [p for p in model.parameters() if p.requires_grad]
     losses, own, averaged = [], [], []
@@ -69,6 +115,8 @@ def _loop(torch, args, workload, opt, comm):
         if args.dump_grads and not opt.updates_in_forward:
             averaged.append([p.grad.detach().clone() for p in params])
         losses.append(float(loss.item()))
+        if interleaved:
+            interleaved.step(torch, measured=it >= args.warmup)
         if comm.rank == 0:
             print(f"\riteration {it + 1}/{args.warmup + args.iterations}  loss {losses[-1]:.5f}", end="",
                   file=sys.stderr, flush=True)
@@ -118,6 +166,9 @@ def _train(torch, args, argv, comm):
     if args.batch is None:
         args.batch = workloads.default_batch(args.model)
     workload = workloads.resolve(args, torch.device("cpu"), gen)
+    interleaved = None
+    if args.profile == "interleaved":
+        interleaved = _InterleavedProfile(torch, args, comm, copy.deepcopy(workload.model.state_dict()))
     trace_path, recorded = _trace(torch, args, comm, workload, argv)
     doc = _scenario(args, args.batch, comm)
     params = [p for p in workload.model.parameters() if p.requires_grad]
@@ -134,16 +185,19 @@ def _train(torch, args, argv, comm):
     if comm.rank == 0:
         print(f"training {workload.name} with {args.scheme} on {comm.size} rank(s), batch {args.batch} per rank, "
               f"{torch.get_num_threads()} thread(s), trace {recorded}", flush=True)
-    per_rank = _losses_of_every_rank(comm, _loop(torch, args, workload, opt, comm))
+    per_rank = _losses_of_every_rank(comm, _loop(torch, args, workload, opt, comm, interleaved))
     losses = [sum(column) / comm.size for column in zip(*per_rank)]
     result = opt.finish()
     opt.close()
-    result["scenario"]["model"] = {"trace": recorded}
+    # The run is validated on the interleaved trace where there is one (the plan came from RECORDED).
+    validated_on = interleaved.write(torch, args, comm, argv) if interleaved else recorded
+    result["scenario"]["model"] = {"trace": validated_on}
     result["training"] = {"loss_per_iteration": losses, "loss_of": "the mean of the ranks' losses, each on its own batch",
                           "loss_per_rank": per_rank, "model": workload.description,
                           "batch_per_rank": args.batch, "input": workload.input_description,
                           "threads": torch.get_num_threads(), "optimizer": optimizer_name,
-                          "warmup_iterations": args.warmup, "command": "sparsefuse train " + " ".join(argv)}
+                          "warmup_iterations": args.warmup, "command": "sparsefuse train " + " ".join(argv),
+                          "profile": args.profile, "planned_with_trace": recorded}
     return result, losses
 
 
