@@ -89,7 +89,7 @@ Json CompressionConfig::to_json() const {
 }
 
 double load_profile_curves(const Json& document, const std::string& file,
-                           std::map<Sparsifier, CostCurve>& curves) {
+                           std::map<Sparsifier, CostCurve>& curves, CostCurve* ef_topk) {
   JsonNode root(document, file, "");
   JsonNode format = root.child("format");
   if (format.as_string() != "sparsefuse-profile/1") format.fail("expected \"sparsefuse-profile/1\"");
@@ -97,9 +97,10 @@ double load_profile_curves(const Json& document, const std::string& file,
   compression.expect_object();
   for (auto it = document["compression"].begin(); it != document["compression"].end(); ++it) {
     const auto& names = policy::sparsifier_names();
-    if (std::find(names.begin(), names.end(), it.key()) == names.end()) continue;  // other kernels (pack, ef_topk)
+    const bool sparsifier = std::find(names.begin(), names.end(), it.key()) != names.end();
+    if (!sparsifier && !(ef_topk && it.key() == "ef_topk")) continue;  // other kernels (pack)
     JsonNode points = compression.child(it.key());
-    CostCurve& curve = curves[policy::parse_sparsifier(it.key())];
+    CostCurve& curve = sparsifier ? curves[policy::parse_sparsifier(it.key())] : *ef_topk;
     for (size_t i = 0; i < points.array_size(); ++i) {
       JsonNode p = points.element(i);
       curve.add(p.child("elements").as_int(1, int64_t(1) << 40), p.child("density").as_number(0, 1, true),
@@ -147,7 +148,7 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     load_estimate(config.profile.substr(kEstimate.size()), base_dir);
   } else {
     std::string file;
-    double measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file, gpu_);
+    double measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file, gpu_, &ef_topk_);
     if (measured > 0) unpack_bytes_per_ns_ = measured;
     gpu_source_ = file;
   }
@@ -174,9 +175,12 @@ void CompressionCost::load_estimate(const std::string& gpu, const std::string& b
   const GpuDevice& ref = estimate_reference_device();
   std::string file;
   std::map<Sparsifier, CostCurve> measured;
-  const double unpack = load_profile_curves(load_profile_document(ref.measured_profile, base_dir, file), file, measured);
+  CostCurve ef_topk;
+  const double unpack =
+      load_profile_curves(load_profile_document(ref.measured_profile, base_dir, file), file, measured, &ef_topk);
   const double factor = ref.memory_gbytes_per_s / target->memory_gbytes_per_s;
   for (const auto& [s, curve] : measured) gpu_[s] = curve.scaled_above_floor(factor);
+  if (!ef_topk.empty()) ef_topk_ = ef_topk.scaled_above_floor(factor);
   if (unpack > 0) unpack_bytes_per_ns_ = unpack / factor;
   gpu_source_ = fmt::format("estimate for {} ({}, {:g} GB/s): {} scaled by {:g}/{:g} above each curve's smallest call",
                             target->name, target->description, target->memory_gbytes_per_s, file,
@@ -226,7 +230,12 @@ TimeNs CompressionCost::cpu_ns(Sparsifier s, int64_t elements, double density) c
   return TimeNs(std::llround(curve_for(cpu_, s, cpu_source_).time_us(elements, density) * 1e3 + copy_ns));
 }
 
-TimeNs CompressionCost::error_feedback_ns(int64_t elements) const {
+TimeNs CompressionCost::error_feedback_ns(int64_t elements, double density) const {
+  const auto topk = gpu_.find(Sparsifier::kTopk);
+  if (!ef_topk_.empty() && topk != gpu_.end() && !topk->second.empty()) {
+    const double excess_us = ef_topk_.time_us(elements, density) - topk->second.time_us(elements, density);
+    return TimeNs(std::llround(std::max(0.0, excess_us) * 1e3));
+  }
   return TimeNs(std::llround(12.0 * double(elements) / config_.gpu_memory_gbytes_per_s));
 }
 

@@ -59,8 +59,11 @@ class CompressionCost {
   TimeNs gpu_ns(policy::Sparsifier s, int64_t elements, double density) const;
   // One CPU thread, plus the copies: 4n bytes down, 8 bytes per selected element up.
   TimeNs cpu_ns(policy::Sparsifier s, int64_t elements, double density) const;
-  // acc = residual + gradient and the residual update: 12 bytes per element.
-  TimeNs error_feedback_ns(int64_t elements) const;
+  // acc = residual + gradient and the residual update, on top of the
+  // sparsifier's own pass: where the profile measured the fused kernel
+  // (ef_topk), its excess over plain top-k at (ELEMENTS, DENSITY), at least 0;
+  // otherwise 12 bytes per element at the configured memory bandwidth.
+  TimeNs error_feedback_ns(int64_t elements, double density) const;
   // Zero-fill the dense buffer and scatter-add every worker's pairs.
   TimeNs decompression_ns(int64_t elements, int64_t gathered_pairs) const;
   const CompressionConfig& config() const { return config_; }
@@ -70,6 +73,7 @@ class CompressionCost {
   CompressionConfig config_;
   bool seed_tables_ = false;
   std::map<policy::Sparsifier, CostCurve> gpu_, cpu_;
+  CostCurve ef_topk_;  // the profile's fused error-feedback top-k, if it measured one
   double unpack_bytes_per_ns_;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;
@@ -77,9 +81,10 @@ class CompressionCost {
   void load_estimate(const std::string& gpu, const std::string& base_dir);
 };
 
-// Reads the "compression" curves of a profile file into CURVES; returns the
-// effective unpack bandwidth (bytes/ns) if the profile measured one, else 0.
+// Reads the "compression" curves of a profile file into CURVES (and its
+// ef_topk curve into EF_TOPK when given); returns the effective unpack
+// bandwidth (bytes/ns) if the profile measured one, else 0.
 double load_profile_curves(const Json& document, const std::string& file,
-                           std::map<policy::Sparsifier, CostCurve>& curves);
+                           std::map<policy::Sparsifier, CostCurve>& curves, CostCurve* ef_topk = nullptr);
 
 }  // namespace sparsefuse::model

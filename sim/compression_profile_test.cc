@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <vector>
 
 #include "model/compression_cost.h"
@@ -66,6 +67,28 @@ TEST(CompressionProfile, ScalingKeepsTheSmallestCall) {
   EXPECT_DOUBLE_EQ(half.time_us(1'000'000, 0.01), 60);   // 10 + 100 / 2
   EXPECT_DOUBLE_EQ(half.time_us(1'000'000, 0.1), 220);   // 20 + 400 / 2
   EXPECT_DOUBLE_EQ(half.time_us(100, 0.1), 20);          // clamped below the smallest size
+}
+
+// Error feedback costs the profile's measured ef_topk excess over top-k
+// (hand-computed from the curves below), never below 0; without an ef_topk
+// curve, 12 bytes per element at the configured bandwidth.
+TEST(CompressionProfile, ErrorFeedbackIsTheMeasuredFusedKernelsExcess) {
+  auto points = [](double small_us, double large_us) {
+    return Json::array({Json{{"elements", 1000}, {"density", 0.01}, {"time_us", small_us}},
+                        Json{{"elements", 1'000'000}, {"density", 0.01}, {"time_us", large_us}}});
+  };
+  const Json profile = {{"format", "sparsefuse-profile/1"},
+                        {"compression", {{"topk", points(2.0, 1300.0)}, {"ef_topk", points(1.5, 1700.0)}}}};
+  const std::string path = ::testing::TempDir() + "/ef_profile.json";
+  std::ofstream(path) << profile.dump();
+  model::CompressionConfig config;
+  config.profile = path;
+  const model::CompressionCost cost(config, "", "s.json");
+  EXPECT_EQ(cost.error_feedback_ns(1'000'000, 0.01), 400'000);  // 1700 - 1300 us
+  EXPECT_EQ(cost.error_feedback_ns(1000, 0.01), 0);             // 1.5 - 2.0 us: clamped
+  model::CompressionConfig seed;  // the seed tables measured no fused kernel
+  seed.gpu_memory_gbytes_per_s = 100;
+  EXPECT_EQ(model::CompressionCost(seed, "", "s.json").error_feedback_ns(1'000'000, 0.01), 120'000);  // 12 MB / 100 GB/s
 }
 
 TEST(CompressionProfile, EstimatesFollowMemoryBandwidth) {

@@ -87,7 +87,7 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
   WorkerStreams& s = *streams_;
   policy::CompressionOutcome out;
   out.selected = selected_count(r);
-  TimeNs gpu = cost_.gpu_ns(r.sparsifier, r.elements, r.density) + (r.error_feedback ? cost_.error_feedback_ns(r.elements) : 0);
+  TimeNs gpu = cost_.gpu_ns(r.sparsifier, r.elements, r.density) + (r.error_feedback ? cost_.error_feedback_ns(r.elements, r.density) : 0);
   gpu = TimeNs(std::llround(double(gpu) * s.scale));  // a slow worker's GPU is slow at everything
   compressed_elements += r.elements;
   switch (r.placement) {
