@@ -231,7 +231,8 @@ void oktopk(BucketExchange& x, Communicator& comm) {
 // HiPress's CaSync ring: the range's K partitions of ceil(n/K) elements
 // travel the ring at once, partition j starting at rank j. The rank holding
 // a partition adds its own dense values to what it received (own +
-// received) and re-encodes: the partition's casync_pairs largest magnitudes.
+// received) and re-encodes: the partition's CasyncLayout::pairs(j) largest
+// magnitudes.
 // After P - 1 hops partition j's last holder, rank j - 1 mod P, has the
 // whole sum encoded, and every rank gathers the K finished partitions.
 void casync_ring(BucketExchange& x, Communicator& comm) {
