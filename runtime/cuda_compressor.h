@@ -32,12 +32,34 @@ class CudaCompressor : public Compressor {
   kernels::Selection compress(const policy::CompressionRequest& request, const float* grad, float* residual,
                               const SelectionKey& key) override;
 
+  // The device-resident path (runtime/resident_payloads.h): GRAD and
+  // RESIDUAL are the whole model's flat arrays in device memory. Selects as
+  // compress() does, with error feedback on the device (the same fp32 add and
+  // clear), writes the sent values over the gradient at the selected
+  // positions (the gradient is the send buffer, as on the host) and copies
+  // the selected indices, relative to the range start, to SENT_INDICES
+  // (device, room for the request's elements). Returns the count. Fixed-k
+  // alignment of a threshold method is host code: std::logic_error.
+  int64_t compress_resident(const policy::CompressionRequest& request, float* grad, float* residual,
+                            const SelectionKey& key, int32_t* sent_indices);
+  // Where the selections and compress_resident's writes are ordered.
+  cudaStream_t compression_stream() const { return compression_; }
+
   float last_compression_ms() const { return last_ms_; }
 
  private:
-  // The unaligned selection of the device array X_ (n = request.elements), on the host.
-  kernels::Selection select_on_device(const policy::CompressionRequest& request, const SelectionKey& key);
-  kernels::Selection download(int64_t count);
+  // A selection in device memory: values_/indices_, or the last estimator's own buffers.
+  struct DeviceView {
+    const float* values = nullptr;
+    int32_t* indices = nullptr;
+    int64_t count = 0;
+  };
+  // The unaligned selection of the device array X (n = request.elements).
+  DeviceView select_on_device(const policy::CompressionRequest& request, const float* x, const SelectionKey& key);
+  DeviceView estimated(kernels::cuda::DeviceEstimate estimate);
+  kernels::Selection download(const DeviceView& view);
+  void make_room(const policy::CompressionRequest& request);  // values_/indices_ for its selection
+  void stop_timing();  // records stop_, waits for the compression stream, sets last_ms_
 
   cudaStream_t compute_ = nullptr, compression_ = nullptr;
   cudaEvent_t uploaded_ = nullptr, start_ = nullptr, stop_ = nullptr;
@@ -45,6 +67,7 @@ class CudaCompressor : public Compressor {
   kernels::cuda::Workspace workspace_;
   kernels::cuda::DeviceBuffer<float> x_, residual_, values_;
   kernels::cuda::DeviceBuffer<int32_t> indices_;
+  kernels::cuda::DeviceSelection estimate_;
 };
 
 }  // namespace sparsefuse::runtime

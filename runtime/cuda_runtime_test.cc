@@ -20,6 +20,7 @@
 #include "runtime/driver.h"
 #include "runtime/nccl_communicator.h"
 #include "runtime/oracle_select.h"
+#include "runtime/resident_payloads.h"
 
 namespace sparsefuse::runtime {
 namespace {
@@ -32,6 +33,28 @@ policy::CompressionRequest request(Sparsifier s, bool ef, bool align) {
   r.sparsifier = s, r.density = 0.01, r.expected_count = 100;
   r.error_feedback = ef, r.align_to_expected = align;
   return r;
+}
+
+// compress_resident on device copies of GRAD and RESIDUAL against the host
+// path's result (HOST_GOT, HOST_RESIDUAL after): the same selection, the same
+// residual, and the sent values written over the gradient at the selected
+// positions (elsewhere the gradient unchanged).
+void expect_resident_matches(const ModelLayout& layout, const policy::CompressionRequest& r,
+                             const std::vector<float>& grad, const std::vector<float>& residual,
+                             const kernels::Selection& host_got, const std::vector<float>& host_residual, int it) {
+  CudaCompressor gpu(layout, 0);
+  kernels::cuda::DeviceBuffer<float> d_grad, d_residual;
+  d_grad.upload(grad);
+  d_residual.upload(residual);
+  kernels::cuda::DeviceBuffer<int32_t> sent(r.elements);
+  const int64_t count = gpu.compress_resident(r, d_grad.data(), d_residual.data(), {1, 0, it}, sent.data());
+  const std::vector<int32_t> indices = sent.download(count);
+  const std::vector<float> sent_over = d_grad.download();
+  EXPECT_EQ(indices, host_got.indices);
+  EXPECT_EQ(d_residual.download(), host_residual);
+  std::vector<float> expected = grad;
+  for (size_t j = 0; j < host_got.indices.size(); ++j) expected[size_t(host_got.indices[j])] = host_got.values[j];
+  EXPECT_EQ(sent_over, expected);
 }
 
 TEST(CudaCompressor, EveryKernelPathAgainstTheCpu) {
@@ -52,7 +75,10 @@ TEST(CudaCompressor, EveryKernelPathAgainstTheCpu) {
           for (size_t i = 0; i < acc.size(); ++i) acc[i] = ef ? gpu_residual[i] + grad[i] : grad[i];
           const std::vector<float> old = gpu_residual;
           const kernels::Selection want = cpu.compress(r, grad.data(), cpu_residual.data(), {1, 0, it});
+          const std::vector<float> before = gpu_residual;
           const kernels::Selection got = gpu.compress(r, grad.data(), gpu_residual.data(), {1, 0, it});
+          // Exact methods: the same selection bit for bit (a threshold may move in its last bits between runs).
+          if (exact) expect_resident_matches(layout, r, grad, before, got, gpu_residual, it);
           EXPECT_GE(gpu.last_compression_ms(), 0.0f);
           for (size_t j = 0; j < got.indices.size(); ++j) EXPECT_EQ(got.values[j], acc[size_t(got.indices[j])]);
           if (exact) {
@@ -77,9 +103,11 @@ TEST(CudaCompressor, EveryKernelPathAgainstTheCpu) {
 }
 
 // Every preset in the catalog, so a preset added to the catalog is covered
-// here without editing this list. The runtime replays them all: a refusal fails.
+// here without editing this list. The runtime replays them all: a refusal
+// fails. The schemes resident_refusal accepts run with their payloads on the
+// device (ResidentPayloads), the others staged through host memory.
 TEST(NcclRuntime, EveryPresetOnOneRankPassesTheOracle) {
-  int ran = 0;
+  int ran = 0, resident = 0;
   for (const std::string& preset : policy::preset_names()) {
     SCOPED_TRACE(preset);
     Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
@@ -102,12 +130,15 @@ TEST(NcclRuntime, EveryPresetOnOneRankPassesTheOracle) {
     options.transport = "nccl";
     options.device = "cuda";
     options.make_compressor = [](const ModelLayout& layout) { return std::make_unique<CudaCompressor>(layout, 0); };
+    options.make_plane = [](const ModelLayout& layout) { return std::make_unique<ResidentPayloads>(layout, 0); };
     const RunOutcome outcome = run_scenario(s, *plan, comm, options);
     EXPECT_EQ(outcome.check_failure, "");
     EXPECT_EQ(outcome.executor["device"], "cuda");
-    ++ran;
+    ran += 1;
+    resident += outcome.executor.value("payloads", "") == "device";
   }
   EXPECT_EQ(ran, int(policy::preset_names().size()));
+  EXPECT_EQ(resident, 14) << "the presets //runtime:runtime_test's PayloadPlane test lists as resident";
 }
 
 }  // namespace

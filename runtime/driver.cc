@@ -45,6 +45,7 @@ std::string run_iterations(const model::Scenario& s, RankEngine& engine, Oracle*
   std::optional<KeptRecord> kept;  // the deferred iteration awaiting its check
   auto check = [&](int it) -> std::string {
     if (!oracle) return "";
+    if (engine.payloads_on_plane()) engine.copy_plane_state();  // off the clock
     if (!engine.defers_communication()) return oracle->check(iteration_record(engine, it));
     std::string failure = kept ? oracle->check(kept->with_aggregate(engine.aggregate())) : "";
     if (it < total) kept.emplace(iteration_record(engine, it));
@@ -109,6 +110,13 @@ RunOutcome run_scenario(const model::Scenario& s, model::ScenarioPlan& planned, 
   config.cpu_threads = s.compression.cpu_threads;
   config.timeout = options.timeout;
   config.make_compressor = options.make_compressor;
+  ExecutorInfo info;
+  info.payloads = "host";
+  if (options.make_plane) {
+    const std::string refusal = resident_refusal(planned.scheme());
+    if (refusal.empty()) config.make_plane = options.make_plane;
+    info.payloads = refusal.empty() ? "device" : "host-staged (" + refusal + ")";
+  }
   RankEngine engine(model, layout, planned.scheme(), comm, config);
   std::unique_ptr<Oracle> oracle;
   if (options.check) oracle = std::make_unique<Oracle>(model, layout, s.seed, P, comm.rank());
@@ -121,7 +129,6 @@ RunOutcome run_scenario(const model::Scenario& s, model::ScenarioPlan& planned, 
     outcome.check_failure = failure;
     return outcome;
   }
-  ExecutorInfo info;
   info.time_scale = options.time_scale;
   info.gradients = "synthetic: N(0, grad_rms^2) per element, seeded by (seed, rank, iteration, tensor)";
   info.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -16,6 +16,7 @@
 #include "common/json_reader.h"
 #include "runtime/comm_thread.h"
 #include "runtime/compressor.h"
+#include "runtime/payload_plane.h"
 #include "runtime/support.h"
 #include "model/plan.h"
 #include "model/scenario.h"
@@ -31,6 +32,11 @@ struct RunOptions {
   std::string device = "cpu";     // for result.json: where compression runs ("cpu" or "cuda")
   // The compressor (null: the CPU's), e.g. CudaCompressor for --device cuda.
   std::function<std::unique_ptr<Compressor>(const ModelLayout&)> make_compressor;
+  // The device-resident payload plane (null: host memory), e.g.
+  // ResidentPayloads for --device cuda; used when resident_refusal accepts
+  // the scheme, else the payloads are staged through host memory and the
+  // executor's "payloads" says why.
+  std::function<std::unique_ptr<PayloadPlane>(const ModelLayout&)> make_plane;
   // Told after every iteration (done, total), for progress reports.
   std::function<void(int, int)> progress;
 };

@@ -17,7 +17,8 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
                        CommThread& comm, EngineConfig config)
     : model_(model), layout_(layout), comm_(comm), config_(config), own_policy_(scheme.make_worker_policy(comm.rank())),
       forward_plan_(scheme.forward_plan()), policy_(own_policy_.get()),
-      compressor_(config_.make_compressor ? config_.make_compressor(layout) : std::make_unique<Compressor>(layout)) {
+      compressor_(config_.make_compressor ? config_.make_compressor(layout) : std::make_unique<Compressor>(layout)),
+      plane_(config_.make_plane ? config_.make_plane(layout) : nullptr) {
   if (!policy_) {
     const auto* horovod = dynamic_cast<const policy::HorovodScheme*>(&scheme);
     if (!horovod) throw std::logic_error("the runtime negotiates Horovod-style coordinators only");
@@ -52,6 +53,9 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
       const int64_t P = comm.size();
       if (stage.has_deferred) gathers_[g].shard.assign(size_t((stage.deferred.elements + P - 1) / P), 0.0f);
     }
+  }
+  if (plane_ && (coordinated_ || scheduled_ || forward_plan_)) {
+    throw std::logic_error("a payload plane runs per-worker policies only (resident_refusal)");
   }
   selections_.reserve(size_t(layout.tensors()));  // at most one per tensor: never reallocated
   offload_jobs_.reserve(size_t(layout.tensors()));
@@ -160,6 +164,7 @@ void RankEngine::prepare_oktopk(const policy::Bucket& b) {
 
 int64_t RankEngine::select(const policy::CompressionRequest& r) {
   const int id = reserve_selection(r);
+  if (plane_) return plane_->compress(r, id, {config_.seed, comm_.rank(), iteration_});
   run_selection(*compressor_, r, selections_[id]);
   return selections_[id].selection.size();
 }
@@ -168,6 +173,7 @@ int64_t RankEngine::select(const policy::CompressionRequest& r) {
 // on; the flush carrying it waits for it. Its count is not known yet: the
 // policy is told the expected one (the exchange sends the real one).
 policy::CompressionOutcome RankEngine::compress_offloaded(const policy::CompressionRequest& r, TimeNs now) {
+  if (plane_) throw std::logic_error("a payload plane compresses inline only (resident_refusal)");
   if (!offload_) offload_ = std::make_unique<OffloadPool>(layout_, config_.cpu_threads);
   const int id = reserve_selection(r);
   RangeSelection* slot = &selections_[id];  // reserved: no reallocation
@@ -199,19 +205,36 @@ std::unique_ptr<BucketExchange> RankEngine::make_exchange(const policy::Bucket& 
   x->bucket = bucket;
   x->iteration = iteration_;
   x->segments = bucket_segments(bucket, layout_, compressed_by_, selections_);
-  fill_payload(*x, layout_, gradient_.data(), selections_);
+  fill(*x);
   x->posted = when;
   return x;
 }
 
+void RankEngine::fill(BucketExchange& x) {
+  if (plane_) {
+    plane_->fill(x);
+  } else {
+    fill_payload(x, layout_, gradient_.data(), selections_);
+  }
+}
+
 // The collective and the scatter into the average, right after it (a sum
-// left in the gradient is averaged where it is read: aggregate()).
+// left in host memory's gradient is averaged where it is read: aggregate();
+// a plane averages every result at once).
 void RankEngine::execute(BucketExchange& x, Communicator& comm) {
   x.started = since_start();
-  run_collective(x, comm);
+  if (plane_) {
+    plane_->run_collective(x, comm);
+  } else {
+    run_collective(x, comm);
+  }
   x.finished = since_start();
-  const bool sum_stays = x.sums_in_gradient();
-  if (!sum_stays) apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
+  const bool sum_stays = x.sums_in_gradient() && !plane_;
+  if (plane_) {
+    plane_->apply_result(x, comm);
+  } else if (!sum_stays) {
+    apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
+  }
   x.decompressed = sum_stays ? x.finished : since_start();
   x.decompression_ns = x.decompressed - x.finished;
 }
@@ -228,7 +251,7 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   offloaded_in(bucket, x->offload_jobs);
   if (x->offload_jobs.empty()) {
     x->segments = bucket_segments(bucket, layout_, compressed_by_, selections_);
-    fill_payload(*x, layout_, gradient_.data(), selections_);
+    fill(*x);
   }
   x->posted = std::max(when, begin);
   x->reused_threshold = bucket.sparse == policy::SparseAllreduce::kOkTopk ? oktopk_.global(bucket.first_tensor) : nullptr;
@@ -256,12 +279,17 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
         if (!raw->offload_jobs.empty()) {
           for (uint64_t job : raw->offload_jobs) offload_->wait(job);
           raw->segments = bucket_segments(raw->bucket, layout_, compressed_by_, selections_);
-          fill_payload(*raw, layout_, gradient_.data(), selections_);
+          fill(*raw);
         }
         execute(*raw, comm);
       },
       describe_flush(*x));
   exchanges_.push_back(std::move(x));
+}
+
+void RankEngine::copy_plane_state() {
+  expect(Phase::kIdle, "copy_plane_state");
+  if (plane_) plane_->copy_to_host(aggregate_, residual_, exchanges_);
 }
 
 void RankEngine::forget_sums() {
@@ -368,7 +396,7 @@ void RankEngine::wait_for_buckets() {
     comm_.wait_for(x->ticket, config_.timeout);
     exposed_decompression_ += std::max<TimeNs>(0, x->decompressed - std::max(x->finished, backward_end_));
     mark_synchronized(*x);
-    if (x->sums_in_gradient()) {
+    if (x->sums_in_gradient() && !plane_) {
       for (int t = x->bucket.first_tensor; t < x->bucket.end_tensor; ++t) sum_in_gradient_[size_t(t)] = 1;
     }
   }
@@ -402,6 +430,7 @@ IterationTimes RankEngine::end_iteration() {
 // them on 2 cores, a 4 KiB allreduce of ByteScheduler's took up to 16 ms.
 void RankEngine::prepare_off_clock(int iteration) {
   synthetic_gradient(config_.seed, comm_.rank(), iteration, model_, layout_, gradient_.data());
+  if (plane_) plane_->load_gradient(gradient_.data());
   comm_.wait_for(comm_.submit([](Communicator& c) { c.barrier(); },
                               fmt::format("the barrier before iteration {}", iteration)),
                  config_.timeout);

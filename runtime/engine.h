@@ -75,6 +75,7 @@
 #include "runtime/exchange.h"
 #include "runtime/gradients.h"
 #include "runtime/offload_pool.h"
+#include "runtime/payload_plane.h"
 #include "runtime/oktopk.h"
 #include "runtime/scheduled.h"
 
@@ -90,6 +91,9 @@ struct EngineConfig {
   std::chrono::milliseconds timeout{60'000};  // for the collectives of one iteration
   // The compressor (null: the CPU's; --device cuda: CudaCompressor).
   std::function<std::unique_ptr<Compressor>(const ModelLayout&)> make_compressor;
+  // Where the payloads live (null: host memory; --device cuda: ResidentPayloads
+  // for the schemes resident_refusal accepts). Replay (run_iteration) only.
+  std::function<std::unique_ptr<PayloadPlane>(const ModelLayout&)> make_plane;
 };
 
 // One iteration on this rank, in nanoseconds. compression counts selection,
@@ -175,6 +179,11 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   const std::vector<TimeNs>& ready_offsets() const { return ready_offsets_; }
   int64_t compressed_elements() const;
   TimeNs compression_ns() const { return inline_compression_; }
+  // Payloads on a payload plane (EngineConfig::make_plane): the state above
+  // (aggregate, residual, the exchanges' gathered pairs) is the plane's, in
+  // host memory only after copy_plane_state() (off the clock, for --check).
+  bool payloads_on_plane() const { return plane_ != nullptr; }
+  void copy_plane_state();
   // Takes a fresh worker policy from SCHEME (after it re-planned); between iterations only.
   void renew_policy(const policy::Scheme& scheme);
 
@@ -212,6 +221,8 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   // reserve_range for R, which requests() then lists.
   int reserve_selection(const policy::CompressionRequest& r);
   void write_sent(const RangeSelection& slot);
+  // X's payload from this iteration's gradient and selections (host or plane).
+  void fill(BucketExchange& x);
   void prepare_oktopk(const policy::Bucket& bucket);
   // R's selection into SLOT with COMPRESSOR (this thread's or an offload thread's).
   void run_selection(Compressor& compressor, const policy::CompressionRequest& r, RangeSelection& slot);
@@ -273,6 +284,7 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   TimeNs backward_start_ = 0, backward_end_ = 0, optimizer_start_ = 0, exposed_decompression_ = 0;
   TimeNs gated_optimizer_ = 0, gated_wait_ = 0;  // a forward plan's update and all-gather waits
   TimeNs stage_opened_ = 0;                      // when enter_stage last returned
+  std::unique_ptr<PayloadPlane> plane_;  // null: payloads in host memory
   // Last: destroyed first, its threads finishing before the buffers they write go.
   std::unique_ptr<OffloadPool> offload_;  // created at the first offloaded selection
 };

@@ -140,32 +140,53 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
     }
     return;
   }
-  // One pack over the whole range: every segment is a "tensor" of the fused
-  // buffer; segments the bucket does not carry contribute no entries.
-  std::vector<int64_t>& offsets = x.pack_offsets;
-  std::vector<int64_t>& counts = x.pack_counts;
+  const int64_t total = pack_layout(x, layout, [&](int id) { return int64_t(selections[id].selection.size()); });
   std::vector<int32_t>& local = x.pack_local;
-  offsets.assign(1, 0);
-  counts.clear();
   local.clear();
   for (const Segment& s : x.segments) {
-    const int64_t n = layout.elements(s.first, s.end);
-    offsets.push_back(layout.offset[s.end] - base);
-    if (!s.included) {
-      counts.push_back(0);
-    } else if (s.selection >= 0) {
+    if (!s.included) continue;
+    if (s.selection >= 0) {
       const auto& indices = selections[s.selection].selection.indices;
-      counts.push_back(int64_t(indices.size()));
       local.insert(local.end(), indices.begin(), indices.end());
     } else {
-      counts.push_back(n);
-      for (int64_t i = 0; i < n; ++i) local.push_back(int32_t(i));
+      for (int64_t i = 0, n = layout.elements(s.first, s.end); i < n; ++i) local.push_back(int32_t(i));
     }
   }
-  x.sent_count = std::accumulate(counts.begin(), counts.end(), int64_t(0));
-  x.values.resize(size_t(x.sent_count));
-  x.indices.resize(size_t(x.sent_count));
-  kernels::pack(send + base, offsets, local.data(), counts, x.values.data(), x.indices.data());
+  x.sent_count = total;
+  x.values.resize(size_t(total));
+  x.indices.resize(size_t(total));
+  kernels::pack(send + base, x.pack_offsets, local.data(), x.pack_counts, x.values.data(), x.indices.data());
+}
+
+int64_t pack_layout(BucketExchange& x, const ModelLayout& layout, const std::function<int64_t(int)>& selected) {
+  // One pack over the whole range: every segment is a "tensor" of the fused
+  // buffer; segments the bucket does not carry contribute no entries.
+  const int64_t base = layout.offset[x.bucket.first_tensor];
+  x.pack_offsets.assign(1, 0);
+  x.pack_counts.clear();
+  for (const Segment& s : x.segments) {
+    x.pack_offsets.push_back(layout.offset[s.end] - base);
+    x.pack_counts.push_back(!s.included ? 0 : s.selection >= 0 ? selected(s.selection) : layout.elements(s.first, s.end));
+  }
+  return std::accumulate(x.pack_counts.begin(), x.pack_counts.end(), int64_t(0));
+}
+
+void accept_announcements(BucketExchange& x, const std::vector<Announcement>& announced) {
+  const uint64_t fingerprint = bucket_fingerprint(x.bucket, x.iteration, x.index);
+  x.counts.assign(announced.size(), 0);
+  for (size_t r = 0; r < announced.size(); ++r) {
+    if (uint64_t(announced[r].tag) != fingerprint) {
+      throw std::runtime_error(fmt::format(
+          "rank {}'s flush #{} of iteration {} is not this rank's ({}): the ranks flushed different bucket sequences",
+          r, x.index, x.iteration, describe(x.bucket)));
+    }
+    x.counts[r] = announced[r].count;
+  }
+  const auto [low, high] = std::minmax_element(x.counts.begin(), x.counts.end());
+  if (x.bucket.alignment == Alignment::kFixed && *low != *high) {
+    throw std::runtime_error(fmt::format("fixed alignment, but the ranks selected between {} and {} elements for the {}",
+                                         *low, *high, describe(x.bucket)));
+  }
 }
 
 void run_collective(BucketExchange& x, Communicator& comm) {
@@ -195,26 +216,12 @@ void run_collective(BucketExchange& x, Communicator& comm) {
     comm.reduce_scatter_sum(in, x.gathered_values.data(), x.shard);
     return;
   }
-  const uint64_t fingerprint = bucket_fingerprint(x.bucket, x.iteration, x.index);
-  const std::vector<Announcement> announced =
-      announce_pairs(comm, x.values.data(), x.indices.data(), x.sent_count, int64_t(fingerprint));
-  x.counts.assign(size_t(P), 0);
-  for (int r = 0; r < P; ++r) {
-    if (uint64_t(announced[r].tag) != fingerprint) {
-      throw std::runtime_error(fmt::format(
-          "rank {}'s flush #{} of iteration {} is not this rank's ({}): the ranks flushed different bucket sequences",
-          r, x.index, x.iteration, describe(x.bucket)));
-    }
-    x.counts[r] = announced[r].count;
-  }
-  const auto [low, high] = std::minmax_element(x.counts.begin(), x.counts.end());
-  if (x.bucket.alignment == Alignment::kFixed && *low != *high) {
-    throw std::runtime_error(fmt::format("fixed alignment, but the ranks selected between {} and {} elements for the {}",
-                                         *low, *high, describe(x.bucket)));
-  }
+  const std::vector<Announcement> announced = announce_pairs(
+      comm, x.values.data(), x.indices.data(), x.sent_count, int64_t(bucket_fingerprint(x.bucket, x.iteration, x.index)));
+  accept_announcements(x, announced);
   if (x.bucket.alignment == Alignment::kPadToMax) {
     // Padding entries add +0.0 to the range's first element: no effect on the sum.
-    const int64_t m = *high;
+    const int64_t m = *std::max_element(x.counts.begin(), x.counts.end());
     x.values.resize(size_t(m), 0.0f);
     x.indices.resize(size_t(m), 0);
     x.sent_count = m;

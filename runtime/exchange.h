@@ -25,6 +25,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,7 @@
 #include "policy/bucket.h"
 #include "runtime/communicator.h"
 #include "runtime/gradients.h"
+#include "runtime/pair_gather.h"
 
 namespace sparsefuse::runtime {
 
@@ -60,6 +63,12 @@ std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLa
 // place in the iteration's sequence and Bucket::same_operation's fields plus
 // the element counts this executor relies on.
 uint64_t bucket_fingerprint(const policy::Bucket& bucket, int iteration, int index);
+
+// What a payload plane (runtime/payload_plane.h) keeps with an exchange:
+// its device buffers, reused with the exchange from one iteration to the next.
+struct DevicePayload {
+  virtual ~DevicePayload() = default;
+};
 
 struct BucketExchange {
   policy::Bucket bucket;
@@ -98,6 +107,7 @@ struct BucketExchange {
   // where its average goes (the engine's shard for the next forward's all-gather).
   int64_t shard = 0;
   float* shard_out = nullptr;
+  std::unique_ptr<DevicePayload> device;  // a payload plane's, null on the host path
 
   int64_t bytes_sent() const;
   // False for a dense allreduce sent from the gradient itself: its flush
@@ -119,6 +129,17 @@ std::string describe_flush(const BucketExchange& exchange);
 // and an allreduce's sum afterwards.
 void fill_payload(BucketExchange& exchange, const ModelLayout& layout, float* send,
                   const std::vector<RangeSelection>& selections);
+
+// An allgather's fused buffer: per segment, its end offset from the range
+// start (exchange.pack_offsets, from 0) and the pairs it contributes
+// (exchange.pack_counts: SELECTED(id) for selection id, every element of a
+// carried uncompressed tensor, 0 for a segment not carried). Returns the total.
+int64_t pack_layout(BucketExchange& exchange, const ModelLayout& layout, const std::function<int64_t(int)>& selected);
+
+// Checks every rank's announcement for EXCHANGE's gather (the same flush
+// fingerprint; under fixed alignment, the same count) and sets exchange.counts.
+// Throws std::runtime_error naming the disagreement.
+void accept_announcements(BucketExchange& exchange, const std::vector<Announcement>& announced);
 
 // Runs the bucket's collective (communication thread). Allgathers first
 // exchange (count, fingerprint, checksum) per rank (pair_gather.h): the

@@ -94,8 +94,13 @@ void NcclCommunicator::allreduce_sum(const float* send, float* recv, int64_t n) 
   if (n == 0) return;
   float* d = at_least(send_, n);
   copy_in(d, send, n, "cudaMemcpyAsync(allreduce in)");
-  timed([&] { nccl_check(ncclAllReduce(d, d, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclAllReduce"); });
+  device_allreduce_sum(d, n);
   copy_out(recv, d, n, "cudaMemcpy(allreduce out)");
+}
+
+void NcclCommunicator::device_allreduce_sum(float* data, int64_t n) {
+  if (n == 0) return;
+  timed([&] { nccl_check(ncclAllReduce(data, data, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclAllReduce"); });
 }
 
 void NcclCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n) {
@@ -122,8 +127,7 @@ void NcclCommunicator::allgather_values(const float* in, float* out, int64_t n) 
 
 void NcclCommunicator::allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
                                   float* all_values, int32_t* all_indices) {
-  const int P = size(), me = rank();
-  const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t(0)), mine = counts[size_t(me)];
+  const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t(0)), mine = counts[size_t(rank())];
   if (total == 0) return;
   float* d_values = at_least(send_, std::max<int64_t>(mine, 1));
   int32_t* d_indices = at_least(send_indices_, std::max<int64_t>(mine, 1));
@@ -131,20 +135,28 @@ void NcclCommunicator::allgatherv(const float* values, const int32_t* indices, c
   int32_t* all_i = at_least(receive_indices_, total);
   copy_in(d_values, values, mine, "cudaMemcpyAsync(allgatherv values in)");
   copy_in(d_indices, indices, mine, "cudaMemcpyAsync(allgatherv indices in)");
+  device_allgatherv(d_values, d_indices, counts, all_v, all_i);
+  copy_out(all_values, all_v, total, "cudaMemcpy(allgatherv values out)");
+  copy_out(all_indices, all_i, total, "cudaMemcpy(allgatherv indices out)");
+}
+
+void NcclCommunicator::device_allgatherv(const float* values, const int32_t* indices,
+                                         const std::vector<int64_t>& counts, float* all_values,
+                                         int32_t* all_indices) {
+  if (std::accumulate(counts.begin(), counts.end(), int64_t(0)) == 0) return;
   // Rank r's block is broadcast from r into its place in every rank's output.
   timed([&] {
     nccl_check(ncclGroupStart(), "ncclGroupStart");
-    for (int64_t r = 0, at = 0; r < P; at += counts[size_t(r)], ++r) {
+    for (int64_t r = 0, at = 0; r < size(); at += counts[size_t(r)], ++r) {
       if (counts[size_t(r)] == 0) continue;
-      nccl_check(ncclBroadcast(d_values, all_v + at, size_t(counts[size_t(r)]), ncclFloat, int(r), comm_, stream_),
+      nccl_check(ncclBroadcast(values, all_values + at, size_t(counts[size_t(r)]), ncclFloat, int(r), comm_, stream_),
                  "ncclBroadcast(values)");
-      nccl_check(ncclBroadcast(d_indices, all_i + at, size_t(counts[size_t(r)]), ncclInt32, int(r), comm_, stream_),
-                 "ncclBroadcast(indices)");
+      nccl_check(
+          ncclBroadcast(indices, all_indices + at, size_t(counts[size_t(r)]), ncclInt32, int(r), comm_, stream_),
+          "ncclBroadcast(indices)");
     }
     nccl_check(ncclGroupEnd(), "ncclGroupEnd");
   });
-  copy_out(all_values, all_v, total, "cudaMemcpy(allgatherv values out)");
-  copy_out(all_indices, all_i, total, "cudaMemcpy(allgatherv indices out)");
 }
 
 }  // namespace sparsefuse::runtime

@@ -7,7 +7,8 @@
 // collectives run in NCCL on the communication stream over device buffers
 // (grown, never shrunk): the payload is copied in, reduced or gathered, and
 // copied back before the call returns (the Communicator interface is
-// host-pointer based). allgatherv is one NCCL group of per-rank broadcasts
+// host-pointer based); device_allreduce_sum and device_allgatherv run the same
+// collectives on device memory the caller owns, without copies. allgatherv is one NCCL group of per-rank broadcasts
 // (values, then indices). Each device collective is timed with CUDA events
 // around the NCCL call alone (last_collective_ms). Used from one thread only,
 // like every communicator (CommThread).
@@ -44,6 +45,15 @@ class NcclCommunicator : public Communicator {
   void allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts, float* all_values,
                   int32_t* all_indices) override;
   void barrier() override { host_->barrier(); }
+
+  // The same collectives over device memory (the device-resident payload
+  // path, runtime/resident_payloads.h): no staging copies. They run on
+  // stream() and return once it has finished them; work another stream
+  // produced must be ordered before them (cudaStreamWaitEvent on stream()).
+  void device_allreduce_sum(float* data, int64_t n);  // in place
+  void device_allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
+                         float* all_values, int32_t* all_indices);
+  cudaStream_t stream() const { return stream_; }
 
   int device() const { return device_; }
   // The device rank RANK uses: local_rank % devices, local_rank being

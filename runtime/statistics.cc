@@ -97,6 +97,7 @@ Json executor_description(const RankEngine& engine, int P, const RunOptions& opt
           {"ranks", P},
           {"transport", options.transport},
           {"device", options.device},
+          {"payloads", info.payloads},
           {"host", host_name()},
           {"time_scale", info.time_scale},
           {"timeout_s", double(options.timeout.count()) / 1000.0},

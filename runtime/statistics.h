@@ -37,6 +37,7 @@ struct RankTotals {
 struct ExecutorInfo {
   double time_scale = 1.0;
   std::string gradients;  // where the gradients came from
+  std::string payloads;   // "host", "device" (a payload plane) or "host-staged (why not on the device)"
   double wall_s = 0;
 };
 

@@ -192,6 +192,23 @@ void unpack(const float* values, const int32_t* indices, const std::vector<int64
 int64_t unpack_equal_slices(const float* values, const int32_t* indices, int64_t len, int P,
                             int64_t n, float* dense, Workspace& ws, cudaStream_t stream = nullptr);
 
+// ------------------------------------------- device-resident payload helpers
+// (kernels/cuda/resident.cu.) Unlike everything above, these only enqueue on
+// `stream` and return, reading nothing back: indices are trusted (the
+// selections above made them).
+// acc[i] = acc[i] + x[i] (error feedback's accumulation, the CPU's fp32 add).
+void add_into(float* acc, const float* x, int64_t n, cudaStream_t stream);
+// dst[indices[j]] = values[j] for j < m (what a selection sends, written over the gradient).
+void scatter_values(float* dst, const int32_t* indices, const float* values, int64_t m, cudaStream_t stream);
+// dst[indices[j]] = 0 for j < m (error feedback: the sent entries leave the residual).
+void zero_at(float* dst, const int32_t* indices, int64_t m, cudaStream_t stream);
+// out[i] = i for i < n.
+void iota_indices(int32_t* out, int64_t n, cudaStream_t stream);
+// indices[j] += by for j < m.
+void shift_indices(int32_t* indices, int64_t m, int32_t by, cudaStream_t stream);
+// Exactly kernels::average: out[i] = sum[i] / P (for P = 2^k as sum[i] * 2^-k, the same bits).
+void average(const float* sum, int64_t n, int P, float* out, cudaStream_t stream);
+
 // ----------------------------------------------------------- estimators
 // Same decision logic as kernels::dgc / gaussiank / redsync / sidco
 // (kernels/estimators_impl.h). Reductions run in double with atomics, so a

@@ -21,6 +21,7 @@
 #include "runtime/driver.h"
 #include "runtime/mpi_communicator.h"
 #include "runtime/nccl_communicator.h"
+#include "runtime/resident_payloads.h"
 #include "runtime/support.h"
 #include "model/scenario.h"
 #include "tools/cli/commands.h"
@@ -57,8 +58,9 @@ std::string summary(const model::Scenario& s, const runtime::RunOutcome& outcome
   out += fmt::format("model       {} ({} trace): {} tensors ({} with gradients), {:.3f} M parameters, batch {}/worker\n",
                      s.trace.model, r.provenance, s.trace.tensors.size(), with_grad, double(s.trace.parameters()) / 1e6,
                      s.batch_per_worker);
-  out += fmt::format("executor    runtime-mpi: {} ranks over {} on {}, time scale {}\n", s.workers, transport,
-                     outcome.executor["host"].get<std::string>(), outcome.executor["time_scale"].get<double>());
+  out += fmt::format("executor    runtime-mpi: {} ranks over {} on {}, time scale {}, payloads {}\n", s.workers,
+                     transport, outcome.executor["host"].get<std::string>(),
+                     outcome.executor["time_scale"].get<double>(), outcome.executor["payloads"].get<std::string>());
   out += fmt::format("scheme      {}\n", s.scheme.resolved.dump());
   out += fmt::format("iterations  {} measured after {} warm-up, seed {}\n", s.iterations, s.warmup_iterations, s.seed);
   for (const std::string& note : notes) out += fmt::format("note        {}\n", note);
@@ -166,8 +168,10 @@ std::unique_ptr<runtime::PeerWatch> watch_peers(runtime::CommThread& comm, std::
 }
 
 // --device: "cpu" (MPI, CPU kernels) or "cuda" (NCCL, CUDA kernels), which
-// needs a usable CUDA device on this host. Sets RUN's device, transport and
-// compressor; returns the bad-input problem, if any (the run then starts on
+// needs a usable CUDA device on this host; --payloads: under cuda, "device"
+// keeps the payloads on the GPU where the scheme allows (resident_refusal),
+// "host" stages them through host memory (the CPU runs ignore it). Sets
+// RUN's device, transport, compressor and payload plane; returns the bad-input problem, if any (the run then starts on
 // MPI only to refuse on every rank).
 static std::optional<InputError> read_device(const po::variables_map& vm, bool under_mpirun, int rank,
                                              runtime::RunOptions& run) {
@@ -179,12 +183,21 @@ static std::optional<InputError> read_device(const po::variables_map& vm, bool u
   if (run.device == "cuda" && !kernels::cuda::device_available(&reason)) {
     return InputError("--device", "", fmt::format("expected a usable CUDA device for cuda, found none ({})", reason));
   }
+  const std::string payloads = vm["payloads"].as<std::string>();
+  if (payloads != "device" && payloads != "host") {
+    return InputError("--payloads", "", fmt::format("expected device or host, got \"{}\"", payloads));
+  }
   if (run.device == "cuda") {
     run.transport = "nccl";
     const int device = runtime::NcclCommunicator::device_for(rank);
     run.make_compressor = [device](const runtime::ModelLayout& layout) {
       return std::make_unique<runtime::CudaCompressor>(layout, device);
     };
+    if (payloads == "device") {
+      run.make_plane = [device](const runtime::ModelLayout& layout) {
+        return std::make_unique<runtime::ResidentPayloads>(layout, device);
+      };
+    }
   } else {
     run.transport = under_mpirun ? "mpi" : "loopback";
   }
@@ -203,13 +216,15 @@ int run_runtime(const Args& args) {
       ("timeout", po::value<double>()->default_value(60.0),
        "seconds to wait for any one collective before the run fails (dead or hung peer)")
       ("device", po::value<std::string>()->default_value("cpu"),
-       "cpu: CPU kernels, MPI collectives; cuda: CUDA kernels, NCCL collectives (needs a GPU)");
+       "cpu: CPU kernels, MPI collectives; cuda: CUDA kernels, NCCL collectives (needs a GPU)")
+      ("payloads", po::value<std::string>()->default_value("device"), "with --device cuda: device keeps "
+       "gradients and payloads in GPU memory where the scheme allows, host stages them through host memory");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
   if (!parse_command_line(args,
                           "usage: mpirun -np P sparsefuse run SCENARIO.json [--set KEY=VALUE]... [--out DIR] "
-                          "[--time-scale X] [--check] [--timeout S] [--device cpu|cuda]\n\n"
+                          "[--time-scale X] [--check] [--timeout S] [--device cpu|cuda] [--payloads device|host]\n\n"
                           "Executes the scenario's scheme with P real workers (MPI ranks; without mpirun, one\n"
                           "worker in this process). The scenario's \"workers\" must equal P (else exit 2; use\n"
                           "--set workers=P). Every preset runs; what the runtime cannot execute (e.g. Ok-Topk\n"

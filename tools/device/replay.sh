@@ -7,8 +7,9 @@
 # run: for each measured trace of this GPU (traces/measured/MODEL-GPU-*.json,
 # MODEL from REPLAY_MODELS, default "bert-base resnet152"), `sparsefuse run
 # --device cuda` on one rank (NCCL on one GPU, CudaCompressor) replays
-# REPLAY_WARMUP (2) + REPLAY_ITERATIONS (5) iterations of each preset and writes OUTDIR/MODEL/PRESET/result.json
-# (and run.log). One rank: the collectives are NCCL's one-GPU copies, so what
+# REPLAY_WARMUP (2) + REPLAY_ITERATIONS (5) iterations of each preset, payloads
+# REPLAY_PAYLOADS (device: on the GPU where the scheme allows; host: staged
+# through host memory), and writes OUTDIR/MODEL/PRESET/result.json (and run.log). One rank: the collectives are NCCL's one-GPU copies, so what
 # the comparison tests is the compression the GPU does in the runtime.
 # table: `sparsefuse validate` of each such result with the GPU's measured
 # compression profile (PROFILE, a file or name), one markdown row each
@@ -29,7 +30,8 @@ if [[ $verb == run && $# -ge 4 ]]; then
         mkdir -p "$dir"
         printf '{"model": {"trace": "%s"}, "workers": 1, "warmup_iterations": %d, "iterations": %d, "seed": 1, "scheme": "%s"}\n' \
           "$trace" "${REPLAY_WARMUP:-2}" "${REPLAY_ITERATIONS:-5}" "$preset" >"$dir/scenario.json"
-        if "$sf" run "$dir/scenario.json" --device "${REPLAY_DEVICE:-cuda}" --out "$dir" >"$dir/run.log" 2>&1; then
+        if "$sf" run "$dir/scenario.json" --device "${REPLAY_DEVICE:-cuda}" --payloads "${REPLAY_PAYLOADS:-device}" \
+             --out "$dir" >"$dir/run.log" 2>&1; then
           echo "$model $preset: $(grep -m1 '^iteration time' "$dir/run.log")"
         else
           echo "$model $preset: failed"; tail -n 3 "$dir/run.log"; status=1

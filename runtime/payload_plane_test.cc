@@ -1,0 +1,86 @@
+// The engine's payload-plane seam without a GPU: a test plane that keeps its
+// own copies of the gradient, residual and average in host memory and runs
+// the host kernels on them, so that whatever the engine still reads from its
+// own buffers (instead of the plane's) shows up as a --check failure. The CUDA
+// plane (ResidentPayloads) runs the same presets in //runtime:cuda_runtime_test.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "model/plan.h"
+#include "policy/presets.h"
+#include "runtime/driver.h"
+#include "runtime/payload_plane.h"
+
+namespace sparsefuse::runtime {
+namespace {
+
+class HostPlane : public PayloadPlane {
+ public:
+  explicit HostPlane(const ModelLayout& layout, int* calls)
+      : layout_(layout), compressor_(layout), gradient_(size_t(layout.total())), residual_(gradient_.size(), 0.0f),
+        aggregate_(gradient_.size(), 0.0f), selections_(size_t(layout.tensors())), calls_(calls) {}
+  void load_gradient(const float* gradient) override { gradient_.assign(gradient, gradient + gradient_.size()); }
+  int64_t compress(const policy::CompressionRequest& r, int slot, const SelectionKey& key) override {
+    ++*calls_;
+    RangeSelection& s = selections_.at(size_t(slot));
+    s = {r.first_tensor, r.end_tensor, compressor_.compress(r, gradient_.data(), residual_.data(), key)};
+    float* send = gradient_.data() + layout_.offset[r.first_tensor];  // the gradient is the send buffer
+    for (size_t j = 0; j < s.selection.indices.size(); ++j) send[s.selection.indices[j]] = s.selection.values[j];
+    return int64_t(s.selection.size());
+  }
+  void fill(BucketExchange& x) override {
+    ++*calls_;
+    fill_payload(x, layout_, gradient_.data(), selections_);
+  }
+  void run_collective(BucketExchange& x, Communicator& comm) override { run_collective_on_host(x, comm); }
+  void apply_result(BucketExchange& x, Communicator& comm) override {
+    runtime::apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
+  }
+  void copy_to_host(std::vector<float>& aggregate, std::vector<float>& residual,
+                    const std::vector<std::unique_ptr<BucketExchange>>&) override {
+    aggregate = aggregate_;
+    residual = residual_;
+  }
+
+ private:
+  static void run_collective_on_host(BucketExchange& x, Communicator& comm) { runtime::run_collective(x, comm); }
+  const ModelLayout& layout_;
+  Compressor compressor_;
+  std::vector<float> gradient_, residual_, aggregate_, scratch_;
+  std::vector<RangeSelection> selections_;
+  int* calls_;
+};
+
+// Hand-listed: the presets whose payloads may stay on the device.
+const std::set<std::string> kResident = {
+    "adtopk", "adtopk-i", "adtopk-p", "ddp",  "fgbuff",      "mgwfbp",         "omgs", "rgmerge",
+    "saf",    "ssfusion", "syncea",   "syncea-topk", "topk-layerwise", "wfbp"};
+
+TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
+  std::set<std::string> accepted;
+  for (const std::string& preset : policy::preset_names()) {
+    SCOPED_TRACE(preset);
+    Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}}, {"workers", 1},     {"warmup_iterations", 1},
+                {"iterations", 2},   {"scheme", preset}, {"compression", {{"density", 0.1}}}};
+    const model::Scenario s = model::parse_scenario(doc, "tiny.json");
+    auto plan = plan_for_runtime(s, 1);
+    const std::string refusal = resident_refusal(plan->scheme());
+    if (refusal.empty()) accepted.insert(preset);
+    CommThread comm([] { return std::make_unique<LoopbackCommunicator>(); });
+    int calls = 0;
+    RunOptions options;
+    options.check = true;
+    options.transport = "loopback";
+    options.make_plane = [&calls](const ModelLayout& layout) { return std::make_unique<HostPlane>(layout, &calls); };
+    const RunOutcome outcome = run_scenario(s, *plan, comm, options);
+    EXPECT_EQ(outcome.check_failure, "");
+    if (!outcome.check_failure.empty()) continue;
+    EXPECT_EQ(outcome.executor["payloads"], refusal.empty() ? "device" : "host-staged (" + refusal + ")");
+    EXPECT_EQ(calls > 0, refusal.empty()) << "the plane packs every flush of an accepted scheme";
+  }
+  EXPECT_EQ(accepted, kResident);
+}
+
+}  // namespace
+}  // namespace sparsefuse::runtime

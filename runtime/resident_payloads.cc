@@ -1,0 +1,163 @@
+#include "runtime/resident_payloads.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "runtime/nccl_communicator.h"
+
+namespace sparsefuse::runtime {
+
+namespace cuda = kernels::cuda;
+using cuda::check;
+
+namespace {
+
+// Grows BUFFER to at least N elements (contents not kept).
+template <class T>
+T* at_least(cuda::DeviceBuffer<T>& buffer, int64_t n) {
+  if (buffer.size() < n) buffer.resize(std::max<int64_t>(n, 1));
+  return buffer.data();
+}
+
+// An exchange's device payload: reused with the exchange.
+struct Payload : DevicePayload {
+  cuda::DeviceBuffer<int32_t> local, indices, gathered_indices;
+  cuda::DeviceBuffer<float> values, gathered_values;
+  cudaEvent_t packed = nullptr;
+  Payload() { check(cudaEventCreateWithFlags(&packed, cudaEventDisableTiming), "cudaEventCreate(packed)"); }
+  ~Payload() override { cudaEventDestroy(packed); }
+};
+
+Payload& payload_of(BucketExchange& x) {
+  if (!x.device) x.device = std::make_unique<Payload>();
+  return static_cast<Payload&>(*x.device);
+}
+
+bool whole_range(const BucketExchange& x) {
+  return std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
+}
+
+NcclCommunicator& nccl_of(Communicator& comm) {
+  auto* nccl = dynamic_cast<NcclCommunicator*>(&comm);
+  if (!nccl) throw std::logic_error("device-resident payloads need the NCCL communicator");
+  return *nccl;
+}
+
+}  // namespace
+
+ResidentPayloads::ResidentPayloads(const ModelLayout& layout, int device)
+    : layout_(layout), compressor_(layout, device), slots_(size_t(layout.tensors())) {
+  const int64_t n = layout.total();
+  at_least(gradient_, n);
+  at_least(residual_, n);
+  at_least(aggregate_, n);
+  // Error feedback starts from zero; tensors no bucket carries stay 0 in the average.
+  check(cudaMemset(residual_.data(), 0, size_t(n) * sizeof(float)), "cudaMemset(residual)");
+  check(cudaMemset(aggregate_.data(), 0, size_t(n) * sizeof(float)), "cudaMemset(aggregate)");
+}
+
+ResidentPayloads::~ResidentPayloads() = default;
+
+void ResidentPayloads::load_gradient(const float* gradient) {
+  check(cudaMemcpy(gradient_.data(), gradient, size_t(layout_.total()) * sizeof(float), cudaMemcpyHostToDevice),
+        "cudaMemcpy(gradient)");
+}
+
+int64_t ResidentPayloads::compress(const policy::CompressionRequest& r, int slot, const SelectionKey& key) {
+  Slot& s = slots_.at(size_t(slot));
+  s.count = compressor_.compress_resident(r, gradient_.data(), residual_.data(), key, at_least(s.indices, r.elements));
+  return s.count;
+}
+
+void ResidentPayloads::fill(BucketExchange& x) {
+  const policy::Bucket& b = x.bucket;
+  Payload& p = payload_of(x);
+  const cudaStream_t stream = compressor_.compression_stream();
+  const int64_t base = layout_.offset[b.first_tensor];
+  if (b.sparse != policy::SparseAllreduce::kNone || b.collective == Collective::kReduceScatter || !whole_range(x)) {
+    throw std::logic_error(describe_flush(x) + ": not a bucket the device-resident path runs (resident_refusal let it through)");
+  }
+  if (b.collective == Collective::kAllreduce) {  // the gradient range itself is the payload
+    x.dense = gradient_.data() + base + b.first_element;
+    x.sent_count = b.elements;
+  } else {
+    const int64_t total = pack_layout(x, layout_, [&](int id) { return slots_[size_t(id)].count; });
+    int32_t* local = at_least(p.local, total);
+    for (const Segment& s : x.segments) {
+      if (!s.included) continue;
+      const int64_t n = s.selection >= 0 ? slots_[size_t(s.selection)].count : layout_.elements(s.first, s.end);
+      if (s.selection >= 0) {
+        check(cudaMemcpyAsync(local, slots_[size_t(s.selection)].indices.data(), size_t(n) * sizeof(int32_t),
+                              cudaMemcpyDeviceToDevice, stream),
+              "cudaMemcpyAsync(local indices)");
+      } else {
+        cuda::iota_indices(local, n, stream);  // carried whole, as pairs
+      }
+      local += n;
+    }
+    x.sent_count = cuda::pack(gradient_.data() + base, x.pack_offsets, p.local.data(), x.pack_counts,
+                              at_least(p.values, total), at_least(p.indices, total), pack_workspace_, stream);
+  }
+  check(cudaEventRecord(p.packed, stream), "cudaEventRecord(packed)");
+}
+
+void ResidentPayloads::run_collective(BucketExchange& x, Communicator& comm) {
+  NcclCommunicator& nccl = nccl_of(comm);
+  Payload& p = payload_of(x);
+  check(cudaStreamWaitEvent(nccl.stream(), p.packed, 0), "cudaStreamWaitEvent(communication after packing)");
+  if (x.bucket.collective == Collective::kAllreduce) {
+    nccl.device_allreduce_sum(x.dense, x.sent_count);
+    return;
+  }
+  const int64_t mine[2] = {x.sent_count, int64_t(bucket_fingerprint(x.bucket, x.iteration, x.index))};
+  const std::vector<int64_t> all = comm.allgather(mine, 2);
+  std::vector<Announcement> announced(size_t(comm.size()));
+  for (size_t r = 0; r < announced.size(); ++r) announced[r] = {all[2 * r], all[2 * r + 1], 0};
+  accept_announcements(x, announced);
+  const int64_t total = std::accumulate(x.counts.begin(), x.counts.end(), int64_t(0));
+  nccl.device_allgatherv(p.values.data(), p.indices.data(), x.counts, at_least(p.gathered_values, total),
+                         at_least(p.gathered_indices, total));
+}
+
+void ResidentPayloads::apply_result(BucketExchange& x, Communicator& comm) {
+  NcclCommunicator& nccl = nccl_of(comm);
+  const policy::Bucket& b = x.bucket;
+  if (b.collective == Collective::kAllreduce) {
+    cuda::average(x.dense, x.sent_count, comm.size(), aggregate_.data() + (x.dense - gradient_.data()), nccl.stream());
+  } else {
+    // fill() accepted whole ranges only: the pairs land straight in the average.
+    const Payload& p = payload_of(x);
+    const int64_t total = std::accumulate(x.counts.begin(), x.counts.end(), int64_t(0));
+    const int64_t n = layout_.elements(b.first_tensor, b.end_tensor);
+    float* dense = aggregate_.data() + layout_.offset[b.first_tensor];
+    if (b.alignment == policy::Alignment::kEqualSlices) {
+      x.lost = cuda::unpack_equal_slices(p.gathered_values.data(), p.gathered_indices.data(), total, comm.size(), n,
+                                         dense, unpack_workspace_, nccl.stream());
+    } else {
+      cuda::unpack(p.gathered_values.data(), p.gathered_indices.data(), x.counts, n, dense, unpack_workspace_,
+                   nccl.stream());
+    }
+  }
+  check(cudaStreamSynchronize(nccl.stream()), "cudaStreamSynchronize(communication)");
+}
+
+void ResidentPayloads::copy_to_host(std::vector<float>& aggregate, std::vector<float>& residual,
+                                    const std::vector<std::unique_ptr<BucketExchange>>& exchanges) {
+  const size_t n = size_t(layout_.total());
+  check(cudaMemcpy(aggregate.data(), aggregate_.data(), n * sizeof(float), cudaMemcpyDeviceToHost),
+        "cudaMemcpy(aggregate)");
+  check(cudaMemcpy(residual.data(), residual_.data(), n * sizeof(float), cudaMemcpyDeviceToHost),
+        "cudaMemcpy(residual)");
+  for (const auto& x : exchanges) {
+    if (x->bucket.collective != Collective::kAllgather || !x->device) continue;
+    const auto& p = static_cast<const Payload&>(*x->device);
+    const int64_t total = std::accumulate(x->counts.begin(), x->counts.end(), int64_t(0));
+    x->gathered_values = p.gathered_values.download(total);
+    x->gathered_indices = p.gathered_indices.download(total);
+  }
+}
+
+}  // namespace sparsefuse::runtime

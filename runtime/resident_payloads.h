@@ -1,0 +1,68 @@
+// The device-resident payload path of `sparsefuse run --device cuda`
+// (runtime/payload_plane.h): the rank's gradient, error-feedback residual
+// and averaged gradient live in device memory, and so does every bucket's
+// payload. Per flush:
+//  - compression (engine thread, CudaCompressor's compression stream): the
+//    selection kernels read the gradient where it is; error feedback adds and
+//    clears on the device; the sent values are written over the gradient and
+//    the selected indices kept per selection slot;
+//  - packing (same stream): an allgather's local indices are assembled on the
+//    device (each selection's, and 0..n-1 for an uncompressed tensor carried
+//    as pairs) and kernels::cuda::pack gathers the pairs from the gradient; a
+//    dense allreduce sends the gradient range itself. An event recorded after
+//    the packing is what the communication stream waits for;
+//  - the collective (communication thread, NcclCommunicator's stream, after
+//    that event): the ranks' (count, fingerprint) go over the host
+//    communicator, then ncclAllReduce in place or the grouped broadcasts of
+//    the pairs, device to device;
+//  - the average (same stream): kernels::cuda::unpack or
+//    unpack_equal_slices of the gathered pairs, or the sum / P, into the
+//    device's averaged gradient.
+// What still crosses to the host on the clock: the counts the kernels read
+// back to size their outputs, and the announcements. Unlike the host path,
+// no checksum guards the gathered pairs (computing one would bring them to
+// the host). For --check, copy_to_host brings the averaged gradient, the
+// residual and the gathered pairs back off the clock.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <vector>
+
+#include "kernels/cuda/cuda_kernels.h"
+#include "runtime/cuda_compressor.h"
+#include "runtime/payload_plane.h"
+
+namespace sparsefuse::runtime {
+
+class ResidentPayloads : public PayloadPlane {
+ public:
+  // Created on the engine's thread (DEVICE made current there); the
+  // communication thread must already use DEVICE (NcclCommunicator does).
+  ResidentPayloads(const ModelLayout& layout, int device);
+  ~ResidentPayloads() override;
+  ResidentPayloads(const ResidentPayloads&) = delete;
+  ResidentPayloads& operator=(const ResidentPayloads&) = delete;
+
+  void load_gradient(const float* gradient) override;
+  int64_t compress(const policy::CompressionRequest& r, int slot, const SelectionKey& key) override;
+  void fill(BucketExchange& exchange) override;
+  void run_collective(BucketExchange& exchange, Communicator& comm) override;
+  void apply_result(BucketExchange& exchange, Communicator& comm) override;
+  void copy_to_host(std::vector<float>& aggregate, std::vector<float>& residual,
+                    const std::vector<std::unique_ptr<BucketExchange>>& exchanges) override;
+
+ private:
+  struct Slot {  // one selection's sent indices, relative to its range start
+    kernels::cuda::DeviceBuffer<int32_t> indices;
+    int64_t count = 0;
+  };
+
+  const ModelLayout& layout_;
+  CudaCompressor compressor_;
+  kernels::cuda::Workspace pack_workspace_, unpack_workspace_;  // engine thread, communication thread
+  kernels::cuda::DeviceBuffer<float> gradient_, residual_, aggregate_;
+  std::vector<Slot> slots_;  // by selection id (at most one per tensor)
+};
+
+}  // namespace sparsefuse::runtime
