@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "common/rng.h"
+#include "kernels/synthetic.h"
 #include "runtime/coordinator.h"
 #include "runtime/driver.h"
 #include "runtime/engine.h"
@@ -119,6 +121,27 @@ TEST(RankEngine, MatchesTheReferenceForEverySupportedPreset) {
     EXPECT_EQ(outcome.check_failure, "");
     EXPECT_EQ(outcome.result.iteration_ns.size(), 3u);
     EXPECT_FALSE(outcome.result.buckets.empty());
+  }
+}
+
+// Each tensor has its own stream: the threads drawing them change nothing,
+// and tensor t is its stream's draw (gaussian_gradient) at its offset.
+TEST(SyntheticGradient, TheSameOnAnyNumberOfThreads) {
+  auto comm = loopback();
+  TinyEngine tiny("wfbp", *comm);
+  const size_t n = size_t(tiny.layout.total());
+  std::vector<float> one(n, -1.0f), three(n, -2.0f), machine(n, -3.0f);
+  synthetic_gradient(7, 1, 2, tiny.planned.model, tiny.layout, one.data(), 1);
+  synthetic_gradient(7, 1, 2, tiny.planned.model, tiny.layout, three.data(), 3);
+  synthetic_gradient(7, 1, 2, tiny.planned.model, tiny.layout, machine.data());
+  EXPECT_EQ(three, one);
+  EXPECT_EQ(machine, one);
+  const uint64_t step = stream_seed(stream_seed(7, 1), 2);
+  for (int t = 0; t < tiny.layout.tensors(); ++t) {
+    const std::vector<float> own =
+        kernels::gaussian_gradient(tiny.planned.model.elements[t], stream_seed(step, uint64_t(t)),
+                                   tiny.planned.model.grad_rms[t]);
+    EXPECT_TRUE(std::equal(own.begin(), own.end(), one.begin() + tiny.layout.offset[t])) << "tensor " << t;
   }
 }
 

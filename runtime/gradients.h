@@ -24,8 +24,11 @@ struct ModelLayout {
 };
 
 // Fills OUT (layout.total() floats) with RANK's gradient of ITERATION: tensor
-// t is N(0, grad_rms[t]^2) per element from its own xoshiro256** stream.
+// t is N(0, grad_rms[t]^2) per element from its own xoshiro256** stream, so
+// the result does not depend on THREADS, the threads drawing the tensors
+// (<= 0: the hardware's, at most 16; a 110 M-parameter model takes seconds
+// on one core).
 void synthetic_gradient(uint64_t seed, int rank, int iteration, const policy::GradientModel& model,
-                        const ModelLayout& layout, float* out);
+                        const ModelLayout& layout, float* out, int threads = 0);
 
 }  // namespace sparsefuse::runtime
