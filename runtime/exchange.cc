@@ -100,6 +100,10 @@ std::string describe_flush(const BucketExchange& x) {
   return fmt::format("flush #{} of iteration {} ({})", x.index, x.iteration, describe(x.bucket));
 }
 
+bool BucketExchange::carries_whole_range() const {
+  return std::all_of(segments.begin(), segments.end(), [](const Segment& s) { return s.included; });
+}
+
 bool BucketExchange::packs_payload() const {
   return !casync(bucket) && !(dense_reduction(bucket) && dense != values.data());
 }
@@ -125,7 +129,7 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
     return;
   }
   if (dense_reduction(x.bucket)) {
-    const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
+    const bool whole = x.carries_whole_range();
     x.sent_count = x.bucket.elements;
     if (whole) {
       x.dense = send + base + x.bucket.first_element;
@@ -166,7 +170,8 @@ int64_t pack_layout(BucketExchange& x, const ModelLayout& layout, const std::fun
   x.pack_counts.clear();
   for (const Segment& s : x.segments) {
     x.pack_offsets.push_back(layout.offset[s.end] - base);
-    x.pack_counts.push_back(!s.included ? 0 : s.selection >= 0 ? selected(s.selection) : layout.elements(s.first, s.end));
+    const int64_t carried = s.selection >= 0 ? selected(s.selection) : layout.elements(s.first, s.end);
+    x.pack_counts.push_back(s.included ? carried : 0);
   }
   return std::accumulate(x.pack_counts.begin(), x.pack_counts.end(), int64_t(0));
 }
@@ -216,8 +221,9 @@ void run_collective(BucketExchange& x, Communicator& comm) {
     comm.reduce_scatter_sum(in, x.gathered_values.data(), x.shard);
     return;
   }
-  const std::vector<Announcement> announced = announce_pairs(
-      comm, x.values.data(), x.indices.data(), x.sent_count, int64_t(bucket_fingerprint(x.bucket, x.iteration, x.index)));
+  const int64_t fingerprint = int64_t(bucket_fingerprint(x.bucket, x.iteration, x.index));
+  const std::vector<Announcement> announced =
+      announce_pairs(comm, x.values.data(), x.indices.data(), x.sent_count, fingerprint);
   accept_announcements(x, announced);
   if (x.bucket.alignment == Alignment::kPadToMax) {
     // Padding entries add +0.0 to the range's first element: no effect on the sum.
@@ -261,7 +267,7 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
     return;
   }
   const int64_t n = layout.elements(x.bucket.first_tensor, x.bucket.end_tensor);
-  const bool whole = std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
+  const bool whole = x.carries_whole_range();
   if (!whole && int64_t(scratch.size()) < n) scratch.resize(size_t(n));
   float* dense = whole ? aggregate + base : scratch.data();
   if (x.bucket.alignment == Alignment::kEqualSlices) {

@@ -110,6 +110,8 @@ struct BucketExchange {
   std::unique_ptr<DevicePayload> device;  // a payload plane's, null on the host path
 
   int64_t bytes_sent() const;
+  // Every segment of the range is carried (none is left to another collective).
+  bool carries_whole_range() const;
   // False for a dense allreduce sent from the gradient itself: its flush
   // packed nothing, so none of its time is compression.
   bool packs_payload() const;

@@ -19,13 +19,6 @@ void nccl_check(ncclResult_t result, const char* call) {
   }
 }
 
-// Grows BUFFER to at least N elements (contents not kept).
-template <class T>
-T* at_least(kernels::cuda::DeviceBuffer<T>& buffer, int64_t n) {
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-
 }  // namespace
 
 std::string NcclCommunicator::nccl_version() {
@@ -92,7 +85,7 @@ void NcclCommunicator::timed(Launch launch) {
 
 void NcclCommunicator::allreduce_sum(const float* send, float* recv, int64_t n) {
   if (n == 0) return;
-  float* d = at_least(send_, n);
+  float* d = send_.at_least(n);
   copy_in(d, send, n, "cudaMemcpyAsync(allreduce in)");
   device_allreduce_sum(d, n);
   copy_out(recv, d, n, "cudaMemcpy(allreduce out)");
@@ -106,8 +99,8 @@ void NcclCommunicator::device_allreduce_sum(float* data, int64_t n) {
 void NcclCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n) {
   if (n == 0) return;
   const int64_t total = n * size();
-  float* d_in = at_least(send_, total);
-  float* d_out = at_least(receive_, n);
+  float* d_in = send_.at_least(total);
+  float* d_out = receive_.at_least(n);
   copy_in(d_in, in, total, "cudaMemcpyAsync(reduce-scatter in)");
   timed([&] {
     nccl_check(ncclReduceScatter(d_in, d_out, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclReduceScatter");
@@ -118,8 +111,8 @@ void NcclCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n
 void NcclCommunicator::allgather_values(const float* in, float* out, int64_t n) {
   if (n == 0) return;
   const int64_t total = n * size();
-  float* d_in = at_least(send_, n);
-  float* d_out = at_least(receive_, total);
+  float* d_in = send_.at_least(n);
+  float* d_out = receive_.at_least(total);
   copy_in(d_in, in, n, "cudaMemcpyAsync(allgather in)");
   timed([&] { nccl_check(ncclAllGather(d_in, d_out, size_t(n), ncclFloat, comm_, stream_), "ncclAllGather"); });
   copy_out(out, d_out, total, "cudaMemcpy(allgather out)");
@@ -129,10 +122,10 @@ void NcclCommunicator::allgatherv(const float* values, const int32_t* indices, c
                                   float* all_values, int32_t* all_indices) {
   const int64_t total = std::accumulate(counts.begin(), counts.end(), int64_t(0)), mine = counts[size_t(rank())];
   if (total == 0) return;
-  float* d_values = at_least(send_, std::max<int64_t>(mine, 1));
-  int32_t* d_indices = at_least(send_indices_, std::max<int64_t>(mine, 1));
-  float* all_v = at_least(receive_, total);
-  int32_t* all_i = at_least(receive_indices_, total);
+  float* d_values = send_.at_least(mine);
+  int32_t* d_indices = send_indices_.at_least(mine);
+  float* all_v = receive_.at_least(total);
+  int32_t* all_i = receive_indices_.at_least(total);
   copy_in(d_values, values, mine, "cudaMemcpyAsync(allgatherv values in)");
   copy_in(d_indices, indices, mine, "cudaMemcpyAsync(allgatherv indices in)");
   device_allgatherv(d_values, d_indices, counts, all_v, all_i);

@@ -1,6 +1,5 @@
 #include "runtime/resident_payloads.h"
 
-#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -14,13 +13,6 @@ namespace cuda = kernels::cuda;
 using cuda::check;
 
 namespace {
-
-// Grows BUFFER to at least N elements (contents not kept).
-template <class T>
-T* at_least(cuda::DeviceBuffer<T>& buffer, int64_t n) {
-  if (buffer.size() < n) buffer.resize(std::max<int64_t>(n, 1));
-  return buffer.data();
-}
 
 // An exchange's device payload: reused with the exchange.
 struct Payload : DevicePayload {
@@ -36,10 +28,6 @@ Payload& payload_of(BucketExchange& x) {
   return static_cast<Payload&>(*x.device);
 }
 
-bool whole_range(const BucketExchange& x) {
-  return std::all_of(x.segments.begin(), x.segments.end(), [](const Segment& s) { return s.included; });
-}
-
 NcclCommunicator& nccl_of(Communicator& comm) {
   auto* nccl = dynamic_cast<NcclCommunicator*>(&comm);
   if (!nccl) throw std::logic_error("device-resident payloads need the NCCL communicator");
@@ -51,9 +39,9 @@ NcclCommunicator& nccl_of(Communicator& comm) {
 ResidentPayloads::ResidentPayloads(const ModelLayout& layout, int device)
     : layout_(layout), compressor_(layout, device), slots_(size_t(layout.tensors())) {
   const int64_t n = layout.total();
-  at_least(gradient_, n);
-  at_least(residual_, n);
-  at_least(aggregate_, n);
+  gradient_.at_least(n);
+  residual_.at_least(n);
+  aggregate_.at_least(n);
   // Error feedback starts from zero; tensors no bucket carries stay 0 in the average.
   check(cudaMemset(residual_.data(), 0, size_t(n) * sizeof(float)), "cudaMemset(residual)");
   check(cudaMemset(aggregate_.data(), 0, size_t(n) * sizeof(float)), "cudaMemset(aggregate)");
@@ -68,7 +56,7 @@ void ResidentPayloads::load_gradient(const float* gradient) {
 
 int64_t ResidentPayloads::compress(const policy::CompressionRequest& r, int slot, const SelectionKey& key) {
   Slot& s = slots_.at(size_t(slot));
-  s.count = compressor_.compress_resident(r, gradient_.data(), residual_.data(), key, at_least(s.indices, r.elements));
+  s.count = compressor_.compress_resident(r, gradient_.data(), residual_.data(), key, s.indices.at_least(r.elements));
   return s.count;
 }
 
@@ -77,15 +65,17 @@ void ResidentPayloads::fill(BucketExchange& x) {
   Payload& p = payload_of(x);
   const cudaStream_t stream = compressor_.compression_stream();
   const int64_t base = layout_.offset[b.first_tensor];
-  if (b.sparse != policy::SparseAllreduce::kNone || b.collective == Collective::kReduceScatter || !whole_range(x)) {
-    throw std::logic_error(describe_flush(x) + ": not a bucket the device-resident path runs (resident_refusal let it through)");
+  if (b.sparse != policy::SparseAllreduce::kNone || b.collective == Collective::kReduceScatter ||
+      !x.carries_whole_range()) {
+    throw std::logic_error(describe_flush(x) +
+                           ": not a bucket the device-resident path runs (resident_refusal let it through)");
   }
   if (b.collective == Collective::kAllreduce) {  // the gradient range itself is the payload
     x.dense = gradient_.data() + base + b.first_element;
     x.sent_count = b.elements;
   } else {
     const int64_t total = pack_layout(x, layout_, [&](int id) { return slots_[size_t(id)].count; });
-    int32_t* local = at_least(p.local, total);
+    int32_t* local = p.local.at_least(total);
     for (const Segment& s : x.segments) {
       if (!s.included) continue;
       const int64_t n = s.selection >= 0 ? slots_[size_t(s.selection)].count : layout_.elements(s.first, s.end);
@@ -99,7 +89,7 @@ void ResidentPayloads::fill(BucketExchange& x) {
       local += n;
     }
     x.sent_count = cuda::pack(gradient_.data() + base, x.pack_offsets, p.local.data(), x.pack_counts,
-                              at_least(p.values, total), at_least(p.indices, total), pack_workspace_, stream);
+                              p.values.at_least(total), p.indices.at_least(total), pack_workspace_, stream);
   }
   check(cudaEventRecord(p.packed, stream), "cudaEventRecord(packed)");
 }
@@ -118,8 +108,8 @@ void ResidentPayloads::run_collective(BucketExchange& x, Communicator& comm) {
   for (size_t r = 0; r < announced.size(); ++r) announced[r] = {all[2 * r], all[2 * r + 1], 0};
   accept_announcements(x, announced);
   const int64_t total = std::accumulate(x.counts.begin(), x.counts.end(), int64_t(0));
-  nccl.device_allgatherv(p.values.data(), p.indices.data(), x.counts, at_least(p.gathered_values, total),
-                         at_least(p.gathered_indices, total));
+  nccl.device_allgatherv(p.values.data(), p.indices.data(), x.counts, p.gathered_values.at_least(total),
+                         p.gathered_indices.at_least(total));
 }
 
 void ResidentPayloads::apply_result(BucketExchange& x, Communicator& comm) {

@@ -89,6 +89,13 @@ class DeviceBuffer {
     }
     n_ = n;
   }
+  // Grows to at least max(n, 1) elements (contents not kept when it grows;
+  // never shrinks) and returns data(), never null: the buffers a caller
+  // reuses from call to call.
+  T* at_least(int64_t n) {
+    if (n_ < n || n_ == 0) resize(n > 1 ? n : 1);
+    return p_;
+  }
   void upload(const std::vector<T>& h) {
     if (static_cast<int64_t>(h.size()) != n_) resize(static_cast<int64_t>(h.size()));
     if (n_) check(cudaMemcpy(p_, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), "upload");
