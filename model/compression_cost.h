@@ -26,8 +26,9 @@ class CostCurve {
   double time_us(int64_t elements, double density) const;
   bool empty() const { return by_density_.empty(); }
   // The curve on a device FACTOR times slower per byte: at each density the
-  // smallest-size time (launches and synchronisation, which memory bandwidth
-  // does not set) stays, the rest is multiplied by FACTOR.
+  // fastest call's time (launches and synchronisation, which memory
+  // bandwidth does not set; usually the smallest size's) stays, the rest is
+  // multiplied by FACTOR. Every time stays >= that floor > 0.
   CostCurve scaled_above_floor(double factor) const;
 
  private:

@@ -69,6 +69,22 @@ TEST(CompressionProfile, ScalingKeepsTheSmallestCall) {
   EXPECT_DOUBLE_EQ(half.time_us(100, 0.1), 20);          // clamped below the smallest size
 }
 
+// A curve whose smallest size is not its fastest call (as the H100's DGC at
+// density 0.1) keeps the fastest as its floor: scaled 4x, 200 -> 100 + 100 x 4
+// = 500 and 100 stays 100; with the smallest size as the floor the 1e4 point
+// would have become 200 - 100 x 4 < 0, and an estimate:v100 simulation
+// produced iterations of 1e11 ms.
+TEST(CompressionProfile, ScalingKeepsTheFastestCallAsTheFloor) {
+  model::CostCurve c;
+  c.add(1000, 0.1, 200);
+  c.add(10'000, 0.1, 100);
+  c.add(1'000'000, 0.1, 300);
+  const model::CostCurve slower = c.scaled_above_floor(4);
+  EXPECT_DOUBLE_EQ(slower.time_us(1000, 0.1), 500);
+  EXPECT_DOUBLE_EQ(slower.time_us(10'000, 0.1), 100);
+  EXPECT_DOUBLE_EQ(slower.time_us(1'000'000, 0.1), 900);  // 100 + 200 x 4
+}
+
 // Error feedback costs the profile's measured ef_topk excess over top-k
 // (hand-computed from the curves below), never below 0; without an ef_topk
 // curve, 12 bytes per element at the configured bandwidth.
