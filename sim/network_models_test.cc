@@ -130,9 +130,10 @@ TEST(NcclNetwork, SmallMessagesUseLowLatencyProtocolsLargeOnesSimple) {
   model::NcclNetwork net(model::NetworkConfig{}, c);
   Json d = net.describe();
   EXPECT_EQ(d["allreduce_choices"][0]["protocol"], "LL");
-  // With the node's eight NICs behind the channels (25 GB/s each), ring LL128 (0.92 x the bandwidth,
-  // 144.4 us) beats ring Simple (396 us) up to about 600 MB, so 256 MiB runs LL128 and 4 GiB Simple.
-  EXPECT_EQ(d["allreduce_choices"][2]["protocol"], "LL128");
+  // 256 MiB runs NVLSTree (NVLS inside the node, its eight NICs' 384 GB/s halved beyond two nodes
+  // against ring LL128's 0.92 x 25 GB/s per channel); 4 GiB runs ring Simple (below).
+  EXPECT_EQ(d["allreduce_choices"][2]["algorithm"], "nvlstree");
+  EXPECT_EQ(d["allreduce_choices"][2]["protocol"], "Simple");
   const double gib4 = 4294967296.0;
   EXPECT_EQ(netmodel::NcclModel(model::nccl_topology(c, 0)).estimate(Collective::kAllreduce, gib4).protocol, "Simple");
   // Latency dominates small collectives, transfer large ones.

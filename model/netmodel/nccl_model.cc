@@ -120,11 +120,14 @@ void apply_restriction(const std::string& spec, const std::string& where, const 
 
 }  // namespace
 
-const char* name(Algorithm a) { return a == Algorithm::kTree ? "tree" : a == Algorithm::kRing ? "ring" : "nvls"; }
+const char* name(Algorithm a) {
+  static const char* const names[] = {"tree", "ring", "nvls", "nvlstree"};
+  return names[int(a)];
+}
 const char* name(Protocol p) { return p == Protocol::kLL ? "LL" : p == Protocol::kLL128 ? "LL128" : "Simple"; }
 
 void Restriction::restrict_algorithms(const std::string& spec, const std::string& where) {
-  apply_restriction<3>(spec, where, {"tree", "ring", "nvls"}, algorithm, nullptr);
+  apply_restriction<4>(spec, where, {"tree", "ring", "nvls", "nvlstree"}, algorithm, nullptr);
 }
 
 void Restriction::restrict_protocols(const std::string& spec, const std::string& where) {
@@ -193,7 +196,9 @@ double NcclModel::base_latency_us(Collective collective, Algorithm algorithm, Pr
 }
 
 int NcclModel::channels_used(Algorithm algorithm, Protocol protocol, double bytes) const {
-  if (algorithm == Algorithm::kNvls) return topology_.channels;  // the switch, not the channels, sets its speed
+  if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree) {
+    return topology_.channels;  // the switch and the NICs, not the channels, set their speed
+  }
   const double threads = protocol == Protocol::kLL128 ? 640 : 512;
   double per_thread = protocol == Protocol::kSimple ? 64 : 8;
   if (protocol == Protocol::kLL && algorithm == Algorithm::kRing) per_thread *= topology_.ranks();
@@ -212,7 +217,9 @@ Candidate NcclModel::candidate(Collective collective, Algorithm algorithm, Proto
     c.why_disabled = "tree implements allreduce only";
     return c;
   }
-  if (algorithm == Algorithm::kNvls) return nvls_candidate(collective, protocol, bytes, lat_count);
+  if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree) {
+    return nvls_candidate(collective, algorithm, protocol, bytes, lat_count);
+  }
   if (!restriction_.algorithm[ci][int(algorithm)]) {
     c.why_disabled = "excluded by the algorithm restriction";
   } else if (!restriction_.protocol[ci][int(protocol)]) {
@@ -237,27 +244,41 @@ Candidate NcclModel::candidate(Collective collective, Algorithm algorithm, Proto
   return c;
 }
 
-Candidate NcclModel::nvls_candidate(Collective collective, Protocol protocol, double bytes, int lat_count) const {
+Candidate NcclModel::nvls_candidate(Collective collective, Algorithm algorithm, Protocol protocol, double bytes,
+                                    int lat_count) const {
+  const NcclTopology& t = topology_;
+  const bool tree = algorithm == Algorithm::kNvlsTree;
   Candidate c;
-  c.algorithm = Algorithm::kNvls;
+  c.algorithm = algorithm;
   c.protocol = protocol;
   const int ci = int(collective);
   if (collective != Collective::kAllreduce) {
-    c.why_disabled = "NVLS is modelled for allreduce only";
+    c.why_disabled = tree ? "NVLSTree is modelled for allreduce only" : "NVLS is modelled for allreduce only";
   } else if (protocol != Protocol::kSimple) {
-    c.why_disabled = "NVLS runs the Simple protocol only";
-  } else if (!topology_.nvls || !(topology_.nvls_bandwidth_gbs > 0)) {
+    c.why_disabled = tree ? "NVLSTree runs the Simple protocol only" : "NVLS runs the Simple protocol only";
+  } else if (!t.nvls || !(t.nvls_bandwidth_gbs > 0)) {
     c.why_disabled = "no NVSwitch with multicast (NVLS) on this node";
-  } else if (topology_.nodes != 1 || topology_.gpus_per_node < 2) {
-    c.why_disabled = "NVLS is modelled on one node of several GPUs only";
-  } else if (!restriction_.algorithm[ci][int(Algorithm::kNvls)]) {
+  } else if (t.gpus_per_node < 2) {
+    c.why_disabled = "NVLS needs several GPUs on a node";
+  } else if (!tree && t.nodes != 1) {
+    c.why_disabled = "NVLS alone is modelled on one node (across nodes: NVLSTree)";
+  } else if (tree && t.nodes < 2) {
+    c.why_disabled = "NVLSTree runs across nodes (NCCL disables it on one)";
+  } else if (!restriction_.algorithm[ci][int(algorithm)]) {
     c.why_disabled = "excluded by the algorithm restriction";
   } else if (!restriction_.protocol[ci][int(protocol)]) {
     c.why_disabled = "excluded by the protocol restriction";
   }
   c.enabled = c.why_disabled.empty();
   c.latency_us = kNvlsLatencyUs;
-  c.bandwidth_gbs = topology_.nvls_bandwidth_gbs;
+  c.bandwidth_gbs = t.nvls_bandwidth_gbs;
+  if (tree) {
+    c.latency_us += 2.0 * double(floor_log2(t.nodes)) * (kNvlsTreeNetLatencyUs + 2.0 * t.latency_inter_us);
+    // Two nodes exchange the buffer once each way; beyond two, a node is
+    // inside one of NCCL's two binary trees and its NICs carry twice that
+    // (NCCL's tuner likewise doubles its network bandwidth at <= 2 nodes).
+    if (t.node_nic_gbs > 0) c.bandwidth_gbs = std::min(c.bandwidth_gbs, t.node_nic_gbs * (t.nodes <= 2 ? 1.0 : 0.5));
+  }
   c.time_us = c.bandwidth_gbs > 0 ? c.latency_us * lat_count + bytes / (1000.0 * c.bandwidth_gbs)
                                   : std::numeric_limits<double>::infinity();
   return c;
@@ -276,7 +297,9 @@ CollectiveEstimate NcclModel::estimate(Collective collective, double bytes, int 
       e.candidates.push_back(candidate(collective, a, p, bytes, lat_count));
     }
   }
-  e.candidates.push_back(candidate(collective, Algorithm::kNvls, Protocol::kSimple, bytes, lat_count));
+  for (Algorithm a : {Algorithm::kNvls, Algorithm::kNvlsTree}) {
+    e.candidates.push_back(candidate(collective, a, Protocol::kSimple, bytes, lat_count));
+  }
   for (const Candidate& c : e.candidates) {
     if (c.enabled && (!best || c.time_us < best->time_us)) best = &c;
   }
@@ -300,7 +323,7 @@ double NcclModel::bottleneck_bandwidth_gbs(Collective collective, Algorithm algo
   const NcclTopology& t = topology_;
   const double none = std::numeric_limits<double>::infinity();
   if (algorithm == Algorithm::kTree) return t.nodes > 1 && t.node_nic_gbs > 0 ? t.node_nic_gbs : none;
-  if (algorithm == Algorithm::kNvls || !(t.ring_bus_gbs > 0)) return none;
+  if (algorithm == Algorithm::kNvls || algorithm == Algorithm::kNvlsTree || !(t.ring_bus_gbs > 0)) return none;
   const int p = t.ranks();
   const int steps = collective == Collective::kAllreduce ? 2 * (p - 1) : p - 1;
   return t.ring_bus_gbs * double(p) / double(steps);

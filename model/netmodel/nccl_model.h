@@ -7,10 +7,11 @@
 // Simple bandwidth, as on real clusters.
 //
 // Scope: Ring and Tree with LL, LL128 and Simple, for allreduce, allgather and
-// reduce-scatter (Tree is allreduce-only, as in NCCL), and NVLS (NVSwitch
-// multicast/in-switch reduction) allreduce on one node. CollNet, NVLSTree
-// and PAT are not modelled. Plus a hierarchical allreduce built from three
-// NCCL calls.
+// reduce-scatter (Tree is allreduce-only, as in NCCL), NVLS (NVSwitch
+// multicast/in-switch reduction) allreduce on one node and NVLSTree (NVLS
+// inside each node, a tree between nodes) allreduce across nodes. CollNet and
+// PAT are not modelled. Plus a hierarchical allreduce built from three NCCL
+// calls.
 //
 // Assumptions where the reference is silent or gives only a range (each one is
 // a field of NcclTopology or a documented constant, so it can be calibrated):
@@ -41,6 +42,15 @@
 //    after a fixed kNvlsLatencyUs. Both were fitted on the DGX H100
 //    nccl-tests table at >= 4 MiB (tests/fidelity/); the 8 x H200 table is
 //    held out. Simple protocol only, allreduce only, one node only.
+//  * NVLSTree is the same kind of line, for more than one node: NVLS reduces
+//    inside each node while the node's share crosses the network in a tree,
+//    pipelined, so the algorithm bandwidth is the smaller of the NVLS one and
+//    what the node's NICs carry (node_nic_gbs at two nodes, where each sends
+//    the buffer once each way; half of it beyond, where a node is inside one
+//    of the two binary trees); latency kNvlsLatencyUs plus NCCL's
+//    2 x log2(nodes) network hops at kNvlsTreeNetLatencyUs + 2 x
+//    latency_inter_us (NCCL's NVLSTree NET latency, plus its flush). Nothing
+//    is fitted for it. As with NVLS, the same line chooses and times it.
 //  * Channel reduction for small messages (channels_used): thread counts per
 //    channel are taken as 512 (LL), 640 (LL128), 512 (Simple); the reference
 //    gives only the per-thread byte thresholds. time_us is NCCL's prediction
@@ -59,19 +69,21 @@
 
 namespace sparsefuse::netmodel {
 
-enum class Algorithm { kTree, kRing, kNvls };  // NCCL's scan order
+enum class Algorithm { kTree, kRing, kNvls, kNvlsTree };  // NCCL's scan order
 enum class Protocol { kLL, kLL128, kSimple };
 enum class IntraLink { kNVLink, kPCI };
 enum class GpuArch { kAmpere, kHopper, kBlackwell };
 enum class CpuVendor { kIntel, kAmd, kArm };
 
-const char* name(Algorithm a);   // "tree", "ring", "nvls"
+const char* name(Algorithm a);   // "tree", "ring", "nvls", "nvlstree"
 const char* name(Protocol p);    // "LL", "LL128", "Simple"
 
 // NVLS: algorithm bandwidth = kNvlsEfficiency x the GPU's NVLink bandwidth
 // per direction; latency kNvlsLatencyUs (fitted, see above).
 constexpr double kNvlsEfficiency = 0.6;
 constexpr double kNvlsLatencyUs = 52.0;
+// NCCL v2.30.7's network latency of one NVLSTree hop (Simple), microseconds.
+constexpr double kNvlsTreeNetLatencyUs = 20.9;
 
 constexpr int kTreeCorrectionBuckets = 24;
 using TreeCorrectionTable = std::array<std::array<double, kTreeCorrectionBuckets>, 3>;  // [protocol][bucket]
@@ -119,7 +131,8 @@ struct NcclTopology {
 struct Restriction {
   // allowed[collective][algorithm] / [collective][protocol]; explicit[...] marks
   // protocols named positively (used to force LL128 on).
-  std::array<std::array<bool, 3>, 3> algorithm{{{true, true, true}, {true, true, true}, {true, true, true}}};
+  std::array<std::array<bool, 4>, 3> algorithm{
+      {{true, true, true, true}, {true, true, true, true}, {true, true, true, true}}};
   std::array<std::array<bool, 3>, 3> protocol{{{true, true, true}, {true, true, true}, {true, true, true}}};
   std::array<std::array<bool, 3>, 3> protocol_named{};
 
@@ -172,12 +185,15 @@ class NcclModel {
   // (infinity where nothing is known): a ring moves steps/ranks x bytes over
   // every ring edge, so ring_bus_gbs x ranks/steps; a tree sends bytes up and
   // receives bytes down through each node's NICs (node_nic_gbs, with more
-  // than one node); NVLS stays inside the node's switch (no cap).
+  // than one node); NVLS stays inside the node's switch (no cap), and
+  // NVLSTree's own bandwidth already holds the NICs.
   double bottleneck_bandwidth_gbs(Collective collective, Algorithm algorithm) const;
 
  private:
   bool ll128_enabled_by_default() const;
-  Candidate nvls_candidate(Collective collective, Protocol protocol, double bytes, int lat_count) const;
+  // NVLS (one node) or NVLSTree (several nodes).
+  Candidate nvls_candidate(Collective collective, Algorithm algorithm, Protocol protocol, double bytes,
+                           int lat_count) const;
 
   NcclTopology topology_;
   Restriction restriction_;

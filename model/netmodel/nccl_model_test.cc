@@ -112,7 +112,7 @@ TEST(NcclModel, OneNodeAllreduceSelection) {
   CollectiveEstimate large = m.estimate(Collective::kAllreduce, kMiB256);
   EXPECT_EQ(large.algorithm + "/" + large.protocol, "ring/Simple");
   EXPECT_NEAR(large.time_us, 5928.0256, 1e-7);
-  EXPECT_EQ(large.candidates.size(), 7u);
+  EXPECT_EQ(large.candidates.size(), 8u);
   EXPECT_TRUE(find(large, Algorithm::kTree, Protocol::kLL).enabled);
 }
 
@@ -312,7 +312,7 @@ TEST(NcclModel, HierarchicalAllreduceByHand) {
   EXPECT_NEAR(h.time_us, 14454.3936, 1e-6);
   Json j = h.to_json();
   EXPECT_EQ(j["allreduce"]["algorithm"], "ring");
-  EXPECT_EQ(j["reduce_scatter"]["candidates"].size(), 7u);  // tree and ring x 3 protocols, NVLS
+  EXPECT_EQ(j["reduce_scatter"]["candidates"].size(), 8u);  // tree and ring x 3 protocols, NVLS, NVLSTree
   // One node: no inter-node phase.
   HierarchicalEstimate one = hierarchical_allreduce(one_node(), kMiB256);
   EXPECT_EQ(one.allreduce.time_us, 0);
@@ -326,7 +326,7 @@ TEST(NcclModel, SingleRankCostsNothingAndJsonListsCandidates) {
   EXPECT_EQ(e.time_us, 0);
   EXPECT_EQ(e.algorithm, "none");
   Json j = NcclModel(one_node()).estimate(Collective::kAllgather, kMiB).to_json();
-  EXPECT_EQ(j["candidates"].size(), 7u);
+  EXPECT_EQ(j["candidates"].size(), 8u);
   EXPECT_EQ(j["candidates"][0]["why_disabled"], "tree implements allreduce only");
   EXPECT_TRUE(j.contains("reduced_time_us"));
 }
@@ -383,6 +383,50 @@ TEST(NcclModel, NvlsOnlyWhereTheModelHasIt) {
   EXPECT_FALSE(nvls_enabled(nvls_node(), Collective::kAllreduce, r));
   EXPECT_FALSE(NcclModel(nvls_node()).candidate(Collective::kAllreduce, Algorithm::kNvls, Protocol::kLL, bytes).enabled);
   EXPECT_EQ(NcclModel(nvls_node(), r).estimate(Collective::kAllreduce, bytes).algorithm, "ring");
+}
+
+// NVLSTree across nodes like the NVLS node (8 GPUs, 270 GB/s NVLS each), the
+// node's NICs carrying 376 GB/s together, 22 us of inter-node latency.
+// Latency 52 + 2 x log2(N) x (20.9 + 2 x 22) = 52 + 129.8 N=2 / 52 + 259.6 N=4.
+// Bandwidth min(270, 376) = 270 at two nodes; min(270, 376 / 2) = 188 at four.
+TEST(NcclModel, NvlsTreeByHandAcrossNodes) {
+  NcclTopology t = nvls_node();
+  t.nodes = 2;
+  t.node_nic_gbs = 376;
+  t.latency_inter_us = 22;
+  const double gib = 1073741824.0;
+  Candidate two = NcclModel(t).candidate(Collective::kAllreduce, Algorithm::kNvlsTree, Protocol::kSimple, gib);
+  ASSERT_TRUE(two.enabled) << two.why_disabled;
+  EXPECT_NEAR(two.latency_us, 181.8, 1e-9);
+  EXPECT_NEAR(two.bandwidth_gbs, 270.0, 1e-12);
+  EXPECT_NEAR(two.time_us, 181.8 + gib / 270000.0, 1e-6);
+  CollectiveEstimate e = NcclModel(t).estimate(Collective::kAllreduce, gib);
+  EXPECT_EQ(e.algorithm + "/" + e.protocol, "nvlstree/Simple");
+  EXPECT_NEAR(e.reduced_time_us, two.time_us, 1e-6);  // no channel reduction, its own NIC cap
+  t.nodes = 4;
+  Candidate four = NcclModel(t).candidate(Collective::kAllreduce, Algorithm::kNvlsTree, Protocol::kSimple, gib);
+  EXPECT_NEAR(four.latency_us, 311.6, 1e-9);
+  EXPECT_NEAR(four.bandwidth_gbs, 188.0, 1e-12);
+}
+
+TEST(NcclModel, NvlsTreeOnlyAcrossNodesOfNvlsSwitches) {
+  auto enabled = [](NcclTopology t, Collective c, const Restriction& r = {}) {
+    return NcclModel(t, r).candidate(c, Algorithm::kNvlsTree, Protocol::kSimple, 1e9).enabled;
+  };
+  NcclTopology two = nvls_node();
+  two.nodes = 2;
+  EXPECT_TRUE(enabled(two, Collective::kAllreduce));
+  EXPECT_FALSE(enabled(nvls_node(), Collective::kAllreduce));  // one node: NVLS alone
+  EXPECT_FALSE(enabled(four_nodes(), Collective::kAllreduce));  // no multicast switch
+  EXPECT_FALSE(enabled(two, Collective::kAllgather));
+  EXPECT_FALSE(NcclModel(two).candidate(Collective::kAllreduce, Algorithm::kNvlsTree, Protocol::kLL128, 1e9).enabled);
+  Restriction r;
+  r.restrict_algorithms("^nvlstree");
+  EXPECT_FALSE(enabled(two, Collective::kAllreduce, r));
+  EXPECT_TRUE(NcclModel(two, r).candidate(Collective::kAllreduce, Algorithm::kRing, Protocol::kSimple, 1e9).enabled);
+  r = {};
+  r.restrict_algorithms("nvls");  // NCCL's names: "nvls" does not include NVLSTree
+  EXPECT_FALSE(enabled(two, Collective::kAllreduce, r));
 }
 
 TEST(NcclModel, RoutedRingBandwidthBoundsTheTimeNotTheChoice) {
