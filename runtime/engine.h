@@ -34,6 +34,10 @@
 // taken from), exchanges are reused from one iteration to the next (the
 // bucket sequence repeats), and the aggregate is never zero-filled whole
 // (each bucket overwrites or zero-fills only its own range).
+// With a payload plane (EngineConfig::make_plane; --device cuda) the
+// gradient, residual, average and payloads live there instead: the engine
+// hands it the gradient off the clock, each inline compression, each flush's
+// payload, collective and average (runtime/payload_plane.h).
 // DeAR (a forward plan of deferred all-gathers, policy/scheme.h
 // ForwardPlan): each group's reduce-scatter is flushed in backward and leaves
 // this rank's averaged block in the group's shard; run_iteration's forward
