@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `sparsefuse run --device`: a value other than cpu/cuda exits 2 naming the
-# option; where no CUDA device is usable, --device cuda exits 2 with the
+# option (and --payloads other than device/host); where no CUDA device is usable, --device cuda exits 2 with the
 # reason (one rank and two), and the gpu-tagged test binaries print SKIPPED
 # and exit 77 (never a pass). With a usable device this test only checks the
 # bad value (the gpu tests themselves then run under tools/test).
@@ -14,6 +14,12 @@ JSON
 
 "$sf" run "$tmp/tiny4.json" --device tpu >"$tmp/tpu.log" 2>&1
 [[ $? -eq 2 ]] && grep -q 'error: --device: expected cpu or cuda, got "tpu"' "$tmp/tpu.log" || fail "--device tpu: $(cat "$tmp/tpu.log")"
+"$sf" run "$tmp/tiny4.json" --payloads gpu >"$tmp/payloads.log" 2>&1
+[[ $? -eq 2 ]] && grep -q 'error: --payloads: expected device or host, got "gpu"' "$tmp/payloads.log" ||
+  fail "--payloads gpu: $(cat "$tmp/payloads.log")"
+# On the CPU the payloads are in host memory whatever --payloads says, and the run says so.
+"$sf" run "$tmp/tiny4.json" --payloads host >"$tmp/host.log" 2>&1
+[[ $? -eq 0 ]] && grep -q '^executor .*, payloads host$' "$tmp/host.log" || fail "--payloads host on the CPU: $(cat "$tmp/host.log")"
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   finish
