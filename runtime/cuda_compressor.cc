@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "policy/sparsifier.h"
+
 namespace sparsefuse::runtime {
 
 using kernels::cuda::check;
@@ -10,9 +12,8 @@ using policy::Sparsifier;
 
 namespace {
 
-bool threshold_method(Sparsifier s) {
-  return s == Sparsifier::kDgc || s == Sparsifier::kGaussiank || s == Sparsifier::kRedsync || s == Sparsifier::kSidco;
-}
+// DGC, Gaussiank, RedSync, SIDCo: the methods whose count varies (policy/sparsifier.h).
+bool threshold_method(Sparsifier s) { return !policy::count_band(s).exact(); }
 
 }  // namespace
 

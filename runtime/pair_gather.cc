@@ -29,13 +29,17 @@ uint64_t pair_checksum(const float* values, const int32_t* indices, int64_t coun
   return mix(sum ^ mix(weighted ^ uint64_t(count)));
 }
 
-std::vector<Announcement> announce_pairs(Communicator& comm, const float* values, const int32_t* indices,
-                                         int64_t count, int64_t tag) {
-  const int64_t mine[3] = {count, tag, int64_t(pair_checksum(values, indices, count))};
-  const std::vector<int64_t> all = comm.allgather(mine, 3);
+std::vector<Announcement> announce(Communicator& comm, const Announcement& mine) {
+  const int64_t words[3] = {mine.count, mine.tag, int64_t(mine.checksum)};
+  const std::vector<int64_t> all = comm.allgather(words, 3);
   std::vector<Announcement> announced(size_t(comm.size()));
   for (size_t r = 0; r < announced.size(); ++r) announced[r] = {all[3 * r], all[3 * r + 1], uint64_t(all[3 * r + 2])};
   return announced;
+}
+
+std::vector<Announcement> announce_pairs(Communicator& comm, const float* values, const int32_t* indices,
+                                         int64_t count, int64_t tag) {
+  return announce(comm, {count, tag, pair_checksum(values, indices, count)});
 }
 
 void verify_pairs(const std::vector<Announcement>& announced, const std::vector<int64_t>& block_counts,

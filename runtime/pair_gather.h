@@ -25,7 +25,9 @@ struct Announcement {
 // changes it. One pass, cheap next to the gather it guards.
 uint64_t pair_checksum(const float* values, const int32_t* indices, int64_t count);
 
-// One allgather of every rank's (count, tag, checksum of its COUNT pairs).
+// One allgather of every rank's announcement.
+std::vector<Announcement> announce(Communicator& comm, const Announcement& mine);
+// announce() of (count, tag, checksum of its COUNT pairs).
 std::vector<Announcement> announce_pairs(Communicator& comm, const float* values, const int32_t* indices,
                                          int64_t count, int64_t tag);
 

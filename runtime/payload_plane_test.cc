@@ -33,7 +33,7 @@ class HostPlane : public PayloadPlane {
     ++*calls_;
     fill_payload(x, layout_, gradient_.data(), selections_);
   }
-  void run_collective(BucketExchange& x, Communicator& comm) override { run_collective_on_host(x, comm); }
+  void run_collective(BucketExchange& x, Communicator& comm) override { runtime::run_collective(x, comm); }
   void apply_result(BucketExchange& x, Communicator& comm) override {
     runtime::apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
   }
@@ -44,7 +44,6 @@ class HostPlane : public PayloadPlane {
   }
 
  private:
-  static void run_collective_on_host(BucketExchange& x, Communicator& comm) { runtime::run_collective(x, comm); }
   const ModelLayout& layout_;
   Compressor compressor_;
   std::vector<float> gradient_, residual_, aggregate_, scratch_;

@@ -76,9 +76,10 @@ void ResidentPayloads::fill(BucketExchange& x) {
   } else {
     const int64_t total = pack_layout(x, layout_, [&](int id) { return slots_[size_t(id)].count; });
     int32_t* local = p.local.at_least(total);
-    for (const Segment& s : x.segments) {
-      if (!s.included) continue;
-      const int64_t n = s.selection >= 0 ? slots_[size_t(s.selection)].count : layout_.elements(s.first, s.end);
+    for (size_t i = 0; i < x.segments.size(); ++i) {
+      const Segment& s = x.segments[i];
+      const int64_t n = x.pack_counts[i];  // 0 for a segment not carried
+      if (n == 0) continue;
       if (s.selection >= 0) {
         check(cudaMemcpyAsync(local, slots_[size_t(s.selection)].indices.data(), size_t(n) * sizeof(int32_t),
                               cudaMemcpyDeviceToDevice, stream),
@@ -102,11 +103,9 @@ void ResidentPayloads::run_collective(BucketExchange& x, Communicator& comm) {
     nccl.device_allreduce_sum(x.dense, x.sent_count);
     return;
   }
-  const int64_t mine[2] = {x.sent_count, int64_t(bucket_fingerprint(x.bucket, x.iteration, x.index))};
-  const std::vector<int64_t> all = comm.allgather(mine, 2);
-  std::vector<Announcement> announced(size_t(comm.size()));
-  for (size_t r = 0; r < announced.size(); ++r) announced[r] = {all[2 * r], all[2 * r + 1], 0};
-  accept_announcements(x, announced);
+  // No checksum: it would bring the pairs to the host.
+  const int64_t fingerprint = int64_t(bucket_fingerprint(x.bucket, x.iteration, x.index));
+  accept_announcements(x, announce(comm, {x.sent_count, fingerprint, 0}));
   const int64_t total = std::accumulate(x.counts.begin(), x.counts.end(), int64_t(0));
   nccl.device_allgatherv(p.values.data(), p.indices.data(), x.counts, p.gathered_values.at_least(total),
                          p.gathered_indices.at_least(total));
