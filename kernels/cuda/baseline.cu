@@ -2,7 +2,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
-#include <algorithm>
+#include "kernels/cuda/internal.h"
 
 namespace sparsefuse::kernels::cuda::baseline {
 namespace {
@@ -25,7 +25,6 @@ __global__ void take_kernel(const float* g, const int32_t* sorted_idx, int64_t k
   }
 }
 
-int grid_for(int64_t m) { return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((m + 255) / 256, 65535))); }
 
 }  // namespace
 
@@ -49,11 +48,11 @@ SortTopk::~SortTopk() {
 }
 
 void SortTopk::run(const float* g, int64_t k, float* values, int32_t* indices, cudaStream_t stream) {
-  abs_iota_kernel<<<grid_for(n_), 256, 0, stream>>>(g, n_, keys_in_, idx_in_);
+  abs_iota_kernel<<<detail::elementwise_grid(n_), detail::kElementwiseThreads, 0, stream>>>(g, n_, keys_in_, idx_in_);
   check(cub::DeviceRadixSort::SortPairsDescending(temp_, temp_bytes_, keys_in_, keys_out_, idx_in_,
                                                   idx_out_, n_, 0, 32, stream),
         "SortPairsDescending");
-  take_kernel<<<grid_for(k), 256, 0, stream>>>(g, idx_out_, k, values, indices);
+  take_kernel<<<detail::elementwise_grid(k), detail::kElementwiseThreads, 0, stream>>>(g, idx_out_, k, values, indices);
   check(cudaGetLastError(), "take_kernel");
 }
 

@@ -56,6 +56,14 @@ void map_indices(const int32_t* outer, const int32_t* inner, int64_t m, int32_t*
                  cudaStream_t stream);
 void iota(int32_t* out, int64_t n, cudaStream_t stream);
 
+// Element-wise grid-stride launches (pack, unpack, the resident helpers):
+// kElementwiseThreads per block, ceil(m / kElementwiseThreads) blocks, 1 to 65535.
+constexpr int kElementwiseThreads = 256;
+inline int elementwise_grid(int64_t m) {
+  const int64_t blocks = (m + kElementwiseThreads - 1) / kElementwiseThreads;
+  return static_cast<int>(blocks < 1 ? 1 : blocks > 65535 ? 65535 : blocks);
+}
+
 // Blocks for a grid-stride kernel: ceil(work_items / items_per_block), capped
 // at 8 blocks per SM, at least 1.
 int launch_grid(int64_t work_items, int items_per_block, Workspace& ws);

@@ -12,11 +12,8 @@
 namespace sparsefuse::kernels::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-int grid_for(int64_t m) {
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((m + kThreads - 1) / kThreads, 65535)));
-}
+constexpr int kThreads = detail::kElementwiseThreads;
+using detail::elementwise_grid;
 
 // Entry j belongs to tensor t with seg[t] <= j < seg[t+1] (binary search over
 // the T+1 segment starts). tables = [seg (T+1) | offsets (T+1)].
@@ -55,12 +52,6 @@ __global__ void scatter_add_kernel(const float* values, const int32_t* indices, 
     }
     atomicAdd(&dense[i], values[j]);
   }
-}
-
-__global__ void divide_kernel(float* dense, int64_t n, float p) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    dense[i] = dense[i] / p;  // IEEE division (no fast-math)
 }
 
 // Equal slices, step 1 for slice r: last[idx] = max over the slice's entries of
@@ -155,7 +146,7 @@ int64_t pack(const float* buffer, const std::vector<int64_t>& offsets, const int
   auto* tables = static_cast<int64_t*>(ws.device(detail::kSlotTables, table_bytes));
   check(cudaMemcpyAsync(tables, host, table_bytes, cudaMemcpyHostToDevice, stream), "upload tables");
   unsigned long long* c = counters(ws, stream);
-  pack_kernel<<<grid_for(total), kThreads, 0, stream>>>(buffer, tables, num_tensors, local_indices,
+  pack_kernel<<<elementwise_grid(total), kThreads, 0, stream>>>(buffer, tables, num_tensors, local_indices,
                                                         total, out_values, out_indices, c);
   check(cudaGetLastError(), "pack_kernel");
   unsigned long long h[2];
@@ -182,16 +173,16 @@ void unpack(const float* values, const int32_t* indices, const std::vector<int64
     int64_t begin = 0;
     for (const int64_t cnt : counts) {  // rank order
       if (cnt > 0)
-        scatter_add_kernel<<<grid_for(cnt), kThreads, 0, stream>>>(values, indices, begin, begin + cnt, n,
-                                                                   dense, c);
+        scatter_add_kernel<<<elementwise_grid(cnt), kThreads, 0, stream>>>(values, indices, begin, begin + cnt,
+                                                                           n, dense, c);
       begin += cnt;
     }
   } else if (total > 0) {
-    scatter_add_kernel<<<grid_for(total), kThreads, 0, stream>>>(values, indices, 0, total, n, dense, c);
+    scatter_add_kernel<<<elementwise_grid(total), kThreads, 0, stream>>>(values, indices, 0, total, n, dense,
+                                                                         c);
   }
   check(cudaGetLastError(), "scatter_add_kernel");
-  if (n) divide_kernel<<<grid_for(n), kThreads, 0, stream>>>(dense, n, static_cast<float>(counts.size()));
-  check(cudaGetLastError(), "divide_kernel");
+  average(dense, n, static_cast<int>(counts.size()), dense, stream);  // kernels::average's bits
   unsigned long long h[2];
   read_counters(c, h, ws, stream);
   if (h[0] != ULLONG_MAX) bad_index("unpack", indices, h[0], n);
@@ -210,14 +201,13 @@ int64_t unpack_equal_slices(const float* values, const int32_t* indices, int64_t
     check(cudaMemsetAsync(last, 0, n * sizeof(unsigned long long), stream), "zero last");
     for (int r = 0; r < P; ++r) {
       const int64_t begin = static_cast<int64_t>(r) * m;
-      last_writer_kernel<<<grid_for(m), kThreads, 0, stream>>>(indices, begin, m, r, n, last, c);
-      slice_apply_kernel<<<grid_for(m), kThreads, 0, stream>>>(values, indices, begin, m, r, n, last,
+      last_writer_kernel<<<elementwise_grid(m), kThreads, 0, stream>>>(indices, begin, m, r, n, last, c);
+      slice_apply_kernel<<<elementwise_grid(m), kThreads, 0, stream>>>(values, indices, begin, m, r, n, last,
                                                                dense, c + 1);
     }
     check(cudaGetLastError(), "equal slices kernels");
   }
-  if (n) divide_kernel<<<grid_for(n), kThreads, 0, stream>>>(dense, n, static_cast<float>(P));
-  check(cudaGetLastError(), "divide_kernel");
+  average(dense, n, P, dense, stream);  // kernels::average's bits
   unsigned long long h[2];
   read_counters(c, h, ws, stream);
   if (h[0] != ULLONG_MAX) bad_index("unpack_equal_slices", indices, h[0], n);
@@ -241,7 +231,7 @@ double measure_copy_bandwidth(size_t bytes, int reps, Workspace& ws) {
 
 void fill_normal(float* d, int64_t n, uint64_t seed, float scale, cudaStream_t stream) {
   if (n <= 0) return;
-  fill_normal_kernel<<<grid_for(n), kThreads, 0, stream>>>(d, n, seed, scale);
+  fill_normal_kernel<<<elementwise_grid(n), kThreads, 0, stream>>>(d, n, seed, scale);
   check(cudaGetLastError(), "fill_normal_kernel");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }

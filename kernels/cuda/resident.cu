@@ -3,7 +3,7 @@
 // sent values over the gradient, shifting indices, the average. Unlike the
 // selection kernels they only enqueue on `stream` and return: the caller
 // orders them with the work around them.
-#include <algorithm>
+#include <stdexcept>
 
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/internal.h"
@@ -11,11 +11,8 @@
 namespace sparsefuse::kernels::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-int grid_for(int64_t m) {
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((m + kThreads - 1) / kThreads, 65535)));
-}
+constexpr int kThreads = detail::kElementwiseThreads;
+using detail::elementwise_grid;
 
 __global__ void add_into_kernel(float* acc, const float* x, int64_t n) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -53,13 +50,13 @@ void launched(const char* what) { check(cudaGetLastError(), what); }
 
 void add_into(float* acc, const float* x, int64_t n, cudaStream_t stream) {
   if (n <= 0) return;
-  add_into_kernel<<<grid_for(n), kThreads, 0, stream>>>(acc, x, n);
+  add_into_kernel<<<elementwise_grid(n), kThreads, 0, stream>>>(acc, x, n);
   launched("add_into");
 }
 
 void scatter_values(float* dst, const int32_t* indices, const float* values, int64_t m, cudaStream_t stream) {
   if (m <= 0) return;
-  scatter_kernel<<<grid_for(m), kThreads, 0, stream>>>(dst, indices, values, m);
+  scatter_kernel<<<elementwise_grid(m), kThreads, 0, stream>>>(dst, indices, values, m);
   launched("scatter_values");
 }
 
@@ -69,7 +66,7 @@ void zero_at(float* dst, const int32_t* indices, int64_t m, cudaStream_t stream)
 
 void shift_indices(int32_t* indices, int64_t m, int32_t by, cudaStream_t stream) {
   if (m <= 0 || by == 0) return;
-  shift_kernel<<<grid_for(m), kThreads, 0, stream>>>(indices, m, by);
+  shift_kernel<<<elementwise_grid(m), kThreads, 0, stream>>>(indices, m, by);
   launched("shift_indices");
 }
 
@@ -81,9 +78,9 @@ void average(const float* sum, int64_t n, int P, float* out, cudaStream_t stream
   // The CPU's kernels::average bit for bit: for P = 2^k the multiplication by
   // the exact 2^-k, otherwise the division.
   if ((P & (P - 1)) == 0) {
-    scale_kernel<<<grid_for(n), kThreads, 0, stream>>>(sum, n, 1.0f / static_cast<float>(P), out);
+    scale_kernel<<<elementwise_grid(n), kThreads, 0, stream>>>(sum, n, 1.0f / static_cast<float>(P), out);
   } else {
-    divide_kernel<<<grid_for(n), kThreads, 0, stream>>>(sum, n, static_cast<float>(P), out);
+    divide_kernel<<<elementwise_grid(n), kThreads, 0, stream>>>(sum, n, static_cast<float>(P), out);
   }
   launched("average");
 }
