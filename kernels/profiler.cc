@@ -131,11 +131,18 @@ UnpackInput unpack_input(const std::vector<float>& g, int64_t n, int64_t k, int 
   return u;
 }
 
+// How many copies of a kernel's inputs (BYTES_PER_COPY) fill WORKING_SET: at least one.
+size_t working_set_copies(int64_t working_set, int64_t bytes_per_copy) {
+  return static_cast<size_t>(std::max<int64_t>(1, working_set / std::max<int64_t>(1, bytes_per_copy)));
+}
+
 bool wanted(const ProfileOptions& o, const std::string& name) {
   return o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), name) != o.kernels.end();
 }
 
-void validate(const ProfileOptions& o) {
+}  // namespace
+
+void validate_profile_options(const ProfileOptions& o) {
   if (o.device != "cpu" && o.device != "cuda")
     throw std::invalid_argument("profile: device must be \"cpu\" or \"cuda\", got \"" + o.device + "\"");
   for (const auto& k : o.kernels)
@@ -147,7 +154,13 @@ void validate(const ProfileOptions& o) {
     if (n < 1 || n > kMaxElements) throw std::invalid_argument("profile: size outside [1, 2^31 - 1]");
   if (o.repetitions < 1) throw std::invalid_argument("profile: repetitions must be >= 1");
   if (o.workers < 1) throw std::invalid_argument("profile: workers must be >= 1");
+  if (o.working_set_bytes < 0 || o.working_set_bytes > kMaxWorkingSet)
+    throw std::invalid_argument("profile: working set outside [0, 4 GiB]");
+  if (o.working_set_bytes > 0 && o.device != "cpu")
+    throw std::invalid_argument("profile: a working set is measured on the cpu only");
 }
+
+namespace {
 
 std::vector<int64_t> sizes_of(const ProfileOptions& o) {
   std::vector<int64_t> s = o.sizes;
@@ -159,6 +172,18 @@ std::vector<int64_t> sizes_of(const ProfileOptions& o) {
   return s;
 }
 
+bool has_density(const ProfileOptions& o, double d) {
+  return std::find(o.densities.begin(), o.densities.end(), d) != o.densities.end();
+}
+
+// The densities measured: the options', and 1 for pack (a bucket sent dense
+// as pairs packs every element).
+std::vector<double> densities_with_dense_pairs(const ProfileOptions& o) {
+  std::vector<double> d = o.densities;
+  if (wanted(o, "pack") && !has_density(o, 1.0)) d.push_back(1.0);
+  return d;
+}
+
 // One measurement callback per (kernel, n, density); returns time_us.
 using Measure = std::function<double(const std::string&, int64_t, double)>;
 
@@ -168,9 +193,9 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
   json unpack = json::array();
   for (const int64_t n : sizes) {
     const Measure measure = prepare(n);
-    for (const double d : o.densities) {
+    for (const double d : densities_with_dense_pairs(o)) {
       for (const auto& name : kNames) {
-        if (!wanted(o, name)) continue;
+        if (!wanted(o, name) || (d == 1.0 && name != "pack" && !has_density(o, 1.0))) continue;
         if (name == "adtopk" && (n < kAdtopkRow || n % kAdtopkRow != 0)) continue;
         const double t = measure(name, n, d);
         if (name == "unpack") {
@@ -194,14 +219,21 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   doc["device"] = {{"kind", "cpu"}, {"name", cpu_model()}, {"threads", 1}};
   doc["provenance"] = {{"kind", "measured"}, {"tool", "sparsefuse profile-kernels"}, {"date", today_utc()},
                        {"host", host_name()}, {"compiler", compiler()}};
-  // State shared across densities of one size.
-  std::vector<float> g, r, dense, values;
+  // State shared across densities of one size. The gradient is one copy,
+  // kept in cache by the calls as backward leaves the gradient it has just
+  // written; with a working set, the residual error feedback keeps from one
+  // iteration to the next is held in as many copies as fill it and each call
+  // takes the next, so it meets the kernel out of cache, as in training.
+  std::vector<float> g, dense, values;
+  std::vector<std::vector<float>> residuals;
   std::vector<int32_t> indices;
+  size_t turn = 0;
   TopkWorkspace ws;
   auto prepare = [&](int64_t n) -> Measure {
     g = gaussian_gradient(n, 1, 1e-3);
-    r.resize(static_cast<size_t>(n));
+    std::vector<float> r(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) r[i] = 0.1f * g[n - 1 - i];
+    residuals.assign(working_set_copies(o.working_set_bytes, 4 * n), r);
     dense.assign(static_cast<size_t>(n), 0.0f);
     values.assign(static_cast<size_t>(n), 0.0f);
     indices.assign(static_cast<size_t>(n), 0);
@@ -226,7 +258,10 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
         const PackInput p = pack_input(n, k);
         return time_cpu_us([&] { pack(g.data(), p.offsets, p.local.data(), p.counts, v, ix); }, reps, warm);
       }
-      if (name == "ef_topk") return time_cpu_us([&] { ef_topk(r.data(), g.data(), n, k, v, ix, &ws); }, reps, warm);
+      if (name == "ef_topk") {
+        auto call = [&] { ef_topk(residuals[++turn % residuals.size()].data(), g.data(), n, k, v, ix, &ws); };
+        return time_cpu_us(call, reps, warm);
+      }
       // unpack
       const UnpackInput u = unpack_input(g, n, k, o.workers);
       return time_cpu_us([&] { unpack(u.values.data(), u.indices.data(), u.counts, n, dense.data()); }, reps, warm);
@@ -327,7 +362,7 @@ double profile_bytes_moved(const std::string& kernel, int64_t n, double density,
 }
 
 ProfileRun run_profile(const ProfileOptions& options) {
-  validate(options);
+  validate_profile_options(options);
   return options.device == "cpu" ? profile_cpu(options) : profile_cuda(options);
 }
 

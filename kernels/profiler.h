@@ -22,8 +22,13 @@
 //   adtopk:  the tensor viewed as (n / 1000, 1000) (rows of 1000, so k1 = max(1, floor(1000 d)));
 //            sizes below 1000 are skipped.
 //   pack:    a fusion buffer of n elements split into 4 equal tensors, each with
-//            k/4 selected local indices (ascending, evenly spaced).
-//   ef_topk: residual + gradient, k as for topk.
+//            k/4 selected local indices (ascending, evenly spaced); also at
+//            density 1 (every element packed: a bucket sent dense as pairs).
+//   ef_topk: residual + gradient, k as for topk. With working_set_bytes > 0
+//            the calls cycle through copies of the residual filling it (the
+//            state error feedback keeps between iterations meets the kernel
+//            out of cache); the gradient, as backward has just written it,
+//            stays one copy for every kernel.
 //   unpack:  P workers (default 8) each sending k distinct ascending indices
 //            (evenly spaced, shifted by rank); per-rank counts (the correct receiver).
 // Repetitions shrink with size (reps * sqrt(1e6 / n), at least 1) and small calls
@@ -48,7 +53,11 @@ struct ProfileOptions {
   int64_t max_elements = 0;            // > 0: drop sizes above it
   int workers = 8;                     // unpack P
   std::vector<std::string> kernels;    // empty: all
+  int64_t working_set_bytes = 0;       // cpu: > 0 gives ef_topk copies of its residual
+                                       // filling this many bytes, one per call (out of cache)
 };
+
+inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;
 
 // Every kernel name the profiler knows, compression kernels first, then "unpack".
 const std::vector<std::string>& profile_kernel_names();
@@ -65,6 +74,9 @@ struct ProfileRun {
   double memory_bandwidth = 0.0;   // bytes/s: cpu streaming read, cuda copy (read + write)
   std::string bandwidth_method;    // how it was measured
 };
+
+// Throws std::invalid_argument naming the first bad option.
+void validate_profile_options(const ProfileOptions& options);
 
 // Runs the measurements. Throws std::invalid_argument for a bad option and
 // kernels::cuda::CudaError (a std::runtime_error) when device = "cuda" and no

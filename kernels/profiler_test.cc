@@ -34,15 +34,18 @@ TEST(Profiler, CpuProfileFormat) {
   ASSERT_EQ(c.size(), 9u);
   for (const char* name : {"topk", "dgc", "gaussiank", "redsync", "sidco", "randomk", "pack", "ef_topk"}) {
     ASSERT_TRUE(c.contains(name)) << name;
-    ASSERT_EQ(c.at(name).size(), 4u) << name;  // 2 sizes x 2 densities
+    const bool pack = std::string(name) == "pack";  // + density 1 at each size: dense as pairs
+    ASSERT_EQ(c.at(name).size(), pack ? 6u : 4u) << name;  // 2 sizes x 2 densities
     for (const auto& e : c.at(name)) {
       EXPECT_GT(e.at("time_us").get<double>(), 0.0);
       EXPECT_EQ(e.size(), 3u);
     }
     EXPECT_EQ(c.at(name)[0].at("elements"), 1000);
     EXPECT_EQ(c.at(name)[0].at("density"), 0.01);
-    EXPECT_EQ(c.at(name)[3].at("elements"), 20000);
+    EXPECT_EQ(c.at(name)[pack ? 3 : 2].at("elements"), 20000);
   }
+  EXPECT_EQ(c.at("pack")[2].at("density"), 1.0);
+  EXPECT_EQ(c.at("pack")[5].at("density"), 1.0);
   ASSERT_EQ(c.at("adtopk").size(), 4u);
   const auto& u = p.at("decompression").at("unpack");
   ASSERT_EQ(u.size(), 4u);
@@ -59,7 +62,7 @@ TEST(Profiler, CpuProfileFormat) {
   EXPECT_NE(table.find("memory bandwidth"), std::string::npos);
   int rows = 0;
   for (size_t pos = 0; (pos = table.find('\n', pos)) != std::string::npos; ++pos) ++rows;
-  EXPECT_EQ(rows, 5 + 40);  // 5 header lines, 10 kernels x 4 measurements
+  EXPECT_EQ(rows, 5 + 40 + 2);  // 5 header lines, 10 kernels x 4 measurements, pack at density 1
 }
 
 TEST(Profiler, OptionsAndKernelFilter) {
@@ -90,6 +93,40 @@ TEST(Profiler, OptionsAndKernelFilter) {
   bad.kernels = {};
   bad.densities = {0.0};
   EXPECT_THROW(run_profile(bad), std::invalid_argument);
+}
+
+// A working set spreads the calls over copies of the inputs; it is a CPU
+// measurement and bounded, and a bad value names itself.
+TEST(Profiler, WorkingSet) {
+  ProfileOptions o;
+  o.sizes = {2000};
+  o.densities = {0.01};
+  o.repetitions = 1;
+  o.kernels = {"topk", "ef_topk", "unpack"};
+  o.working_set_bytes = 1 << 20;  // 65 copies of the 16 KB gradient + residual
+  const auto p = profile_kernels(o);
+  EXPECT_GT(p.at("compression").at("topk").at(0).at("time_us").get<double>(), 0.0);
+  EXPECT_GT(p.at("compression").at("ef_topk").at(0).at("time_us").get<double>(), 0.0);
+  EXPECT_EQ(p.at("decompression").at("unpack").size(), 1u);
+
+  auto message = [](const ProfileOptions& bad) {
+    try {
+      validate_profile_options(bad);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  ProfileOptions bad;
+  bad.working_set_bytes = -1;
+  EXPECT_EQ(message(bad), "profile: working set outside [0, 4 GiB]");
+  bad.working_set_bytes = kMaxWorkingSet + 1;
+  EXPECT_EQ(message(bad), "profile: working set outside [0, 4 GiB]");
+  bad.working_set_bytes = 1 << 20;
+  bad.device = "cuda";
+  EXPECT_EQ(message(bad), "profile: a working set is measured on the cpu only");
+  bad.device = "cpu";
+  EXPECT_EQ(message(bad), "accepted");
 }
 
 TEST(Profiler, BytesMoved) {

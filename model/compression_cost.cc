@@ -93,8 +93,8 @@ Json CompressionConfig::to_json() const {
   return j;
 }
 
-double load_profile_curves(const Json& document, const std::string& file,
-                           std::map<Sparsifier, CostCurve>& curves, CostCurve* ef_topk) {
+ProfileCurves load_profile_curves(const Json& document, const std::string& file) {
+  ProfileCurves curves;
   JsonNode root(document, file, "");
   JsonNode format = root.child("format");
   if (format.as_string() != "sparsefuse-profile/1") format.fail("expected \"sparsefuse-profile/1\"");
@@ -103,9 +103,11 @@ double load_profile_curves(const Json& document, const std::string& file,
   for (auto it = document["compression"].begin(); it != document["compression"].end(); ++it) {
     const auto& names = policy::sparsifier_names();
     const bool sparsifier = std::find(names.begin(), names.end(), it.key()) != names.end();
-    if (!sparsifier && !(ef_topk && it.key() == "ef_topk")) continue;  // other kernels (pack)
+    if (!sparsifier && it.key() != "ef_topk" && it.key() != "pack") continue;  // a kernel the simulator does not cost
     JsonNode points = compression.child(it.key());
-    CostCurve& curve = sparsifier ? curves[policy::parse_sparsifier(it.key())] : *ef_topk;
+    CostCurve& curve = sparsifier            ? curves.sparsifiers[policy::parse_sparsifier(it.key())]
+                       : it.key() == "pack" ? curves.pack
+                                            : curves.ef_topk;
     for (size_t i = 0; i < points.array_size(); ++i) {
       JsonNode p = points.element(i);
       curve.add(p.child("elements").as_int(1, int64_t(1) << 40), p.child("density").as_number(0, 1, true),
@@ -125,7 +127,8 @@ double load_profile_curves(const Json& document, const std::string& file,
       ns += p.child("time_us").as_number(0, 1e12, true) * 1e3;
     }
   }
-  return ns > 0 ? bytes / ns : 0.0;
+  curves.unpack_bytes_per_ns = ns > 0 ? bytes / ns : 0.0;
+  return curves;
 }
 
 // A built-in profile name (profiles/NAME.json, compiled in) or a file path.
@@ -153,8 +156,11 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     load_estimate(config.profile.substr(kEstimate.size()), base_dir);
   } else {
     std::string file;
-    double measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file, gpu_, &ef_topk_);
-    if (measured > 0) unpack_bytes_per_ns_ = measured;
+    ProfileCurves measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file);
+    gpu_ = std::move(measured.sparsifiers);
+    ef_topk_ = std::move(measured.ef_topk);
+    pack_ = std::move(measured.pack);
+    if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns;
     gpu_source_ = file;
   }
   // CPU curves: the named profile, else the one measured on the development
@@ -163,7 +169,7 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
   const bool builtin = std::any_of(builtin_profile_table().begin(), builtin_profile_table().end(),
                                    [&](const EmbeddedJson& e) { return e.name == cpu_name; });
   if (builtin || !config.cpu_profile.empty()) {
-    load_profile_curves(load_profile_document(cpu_name, base_dir, cpu_source_), cpu_source_, cpu_);
+    cpu_ = load_profile_curves(load_profile_document(cpu_name, base_dir, cpu_source_), cpu_source_).sparsifiers;
   }
 }
 
@@ -179,14 +185,12 @@ void CompressionCost::load_estimate(const std::string& gpu, const std::string& b
   }
   const GpuDevice& ref = estimate_reference_device();
   std::string file;
-  std::map<Sparsifier, CostCurve> measured;
-  CostCurve ef_topk;
-  const double unpack =
-      load_profile_curves(load_profile_document(ref.measured_profile, base_dir, file), file, measured, &ef_topk);
+  const ProfileCurves measured = load_profile_curves(load_profile_document(ref.measured_profile, base_dir, file), file);
   const double factor = ref.memory_gbytes_per_s / target->memory_gbytes_per_s;
-  for (const auto& [s, curve] : measured) gpu_[s] = curve.scaled_above_floor(factor);
-  if (!ef_topk.empty()) ef_topk_ = ef_topk.scaled_above_floor(factor);
-  if (unpack > 0) unpack_bytes_per_ns_ = unpack / factor;
+  for (const auto& [s, curve] : measured.sparsifiers) gpu_[s] = curve.scaled_above_floor(factor);
+  if (!measured.ef_topk.empty()) ef_topk_ = measured.ef_topk.scaled_above_floor(factor);
+  if (!measured.pack.empty()) pack_ = measured.pack.scaled_above_floor(factor);
+  if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns / factor;
   gpu_source_ = fmt::format("estimate for {} ({}, {:g} GB/s): {} scaled by {:g}/{:g} above each curve's smallest call",
                             target->name, target->description, target->memory_gbytes_per_s, file,
                             ref.memory_gbytes_per_s, target->memory_gbytes_per_s);
@@ -242,6 +246,12 @@ TimeNs CompressionCost::error_feedback_ns(int64_t elements, double density) cons
     return TimeNs(std::llround(std::max(0.0, excess_us) * 1e3));
   }
   return TimeNs(std::llround(12.0 * double(elements) / config_.gpu_memory_gbytes_per_s));
+}
+
+TimeNs CompressionCost::pack_ns(int64_t elements, int64_t pairs) const {
+  if (pack_.empty() || elements <= 0 || pairs <= 0) return 0;
+  const double density = std::min(1.0, double(pairs) / double(elements));
+  return TimeNs(std::llround(pack_.time_us(elements, density) * 1e3));
 }
 
 TimeNs CompressionCost::decompression_ns(int64_t elements, int64_t gathered_pairs) const {

@@ -65,6 +65,11 @@ class CompressionCost {
   // (ef_topk), its excess over plain top-k at (ELEMENTS, DENSITY), at least 0;
   // otherwise 12 bytes per element at the configured memory bandwidth.
   TimeNs error_feedback_ns(int64_t elements, double density) const;
+  // Packing PAIRS (index, value) pairs out of a bucket of ELEMENTS into its
+  // payload: the profile's pack curve at density PAIRS / ELEMENTS (1 for a
+  // bucket sent dense as pairs); 0 where the profile has no pack curve (the
+  // seed tables, profiles measured before it existed).
+  TimeNs pack_ns(int64_t elements, int64_t pairs) const;
   // Zero-fill the dense buffer and scatter-add every worker's pairs.
   TimeNs decompression_ns(int64_t elements, int64_t gathered_pairs) const;
   const CompressionConfig& config() const { return config_; }
@@ -75,6 +80,7 @@ class CompressionCost {
   bool seed_tables_ = false;
   std::map<policy::Sparsifier, CostCurve> gpu_, cpu_;
   CostCurve ef_topk_;  // the profile's fused error-feedback top-k, if it measured one
+  CostCurve pack_;     // the profile's pair packing, if it measured it
   double unpack_bytes_per_ns_;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;
@@ -82,10 +88,14 @@ class CompressionCost {
   void load_estimate(const std::string& gpu, const std::string& base_dir);
 };
 
-// Reads the "compression" curves of a profile file into CURVES (and its
-// ef_topk curve into EF_TOPK when given); returns the effective unpack
-// bandwidth (bytes/ns) if the profile measured one, else 0.
-double load_profile_curves(const Json& document, const std::string& file,
-                           std::map<policy::Sparsifier, CostCurve>& curves, CostCurve* ef_topk = nullptr);
+// What a profile file's curves say: one per sparsifier, the fused
+// error-feedback top-k and the pair packing where measured, and the effective
+// unpack bandwidth (bytes/ns; 0 if it measured none).
+struct ProfileCurves {
+  std::map<policy::Sparsifier, CostCurve> sparsifiers;
+  CostCurve ef_topk, pack;
+  double unpack_bytes_per_ns = 0;
+};
+ProfileCurves load_profile_curves(const Json& document, const std::string& file);
 
 }  // namespace sparsefuse::model

@@ -86,6 +86,7 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
   v.same_buckets = true;
   ErrorTally durations, compressions;
   double measured_sum = 0, simulated_sum = 0, measured_compression = 0, simulated_compression = 0;
+  double compression_off = 0, compression_weight = 0;  // time-weighted: buckets that measured some
   for (size_t i = 0; i < n; ++i) {
     const JsonNode m = mb.element(i), s = sb.element(i);
     BucketComparison b;
@@ -103,8 +104,13 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
     simulated_sum += b.simulated_duration_s;
     measured_compression += b.measured_compression_s;
     simulated_compression += b.simulated_compression_s;
+    if (b.measured_compression_s > 0) {
+      compression_off += std::abs(b.simulated_compression_s - b.measured_compression_s);
+      compression_weight += b.measured_compression_s;
+    }
     v.buckets.push_back(b);
   }
+  if (compression_weight > 0) v.time_weighted_compression_error = compression_off / compression_weight;
   add("bucket collectives, sum of durations (ms)", measured_sum * kMs, simulated_sum * kMs);
   add("bucket compression, sum (ms)", measured_compression * kMs, simulated_compression * kMs);
   v.mean_abs_bucket_error = durations.mean();
@@ -137,6 +143,7 @@ Json Validation::to_json() const {
           {"worst_bucket", worst_bucket},
           {"mean_abs_bucket_compression_error", error_json(mean_abs_compression_error)},
           {"worst_compression_bucket", worst_compression_bucket},
+          {"time_weighted_bucket_compression_error", error_json(time_weighted_compression_error)},
           {"buckets", buckets_json}};
 }
 

@@ -45,6 +45,10 @@ struct Validation {
   int worst_bucket = -1;
   std::optional<double> mean_abs_compression_error;
   int worst_compression_bucket = -1;
+  // Over the same buckets, sum |simulated - measured| / sum measured: each
+  // bucket weighted by its measured compression time, so microsecond
+  // buckets count for what they cost, not one vote each.
+  std::optional<double> time_weighted_compression_error;
 
   Json to_json() const;
 };

@@ -25,4 +25,11 @@ std::string_view sparse_allreduce_name(SparseAllreduce a) {
   return "unknown";
 }
 
+bool dense_reduction(const Bucket& b) {
+  return (b.collective == Collective::kAllreduce || b.collective == Collective::kReduceScatter) &&
+         b.sparse == SparseAllreduce::kNone;
+}
+
+bool packs_pairs(const Bucket& b) { return !dense_reduction(b) && b.sparse != SparseAllreduce::kCaSyncRing; }
+
 }  // namespace sparsefuse::policy

@@ -69,4 +69,11 @@ struct Bucket {
   }
 };
 
+// A dense allreduce or reduce-scatter: fp32 values the collective reduces.
+bool dense_reduction(const Bucket& b);
+// A payload the worker packs as (index, value) pairs before the collective:
+// allgathers (sparse, or dense as pairs) and the sparse allreduces, except
+// CaSync's ring, which encodes hop by hop.
+bool packs_pairs(const Bucket& b);
+
 }  // namespace sparsefuse::policy

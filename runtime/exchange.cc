@@ -17,18 +17,11 @@ using policy::Alignment;
 
 namespace {
 
-// Dense fp32 values summed by an allreduce or a reduce-scatter (not a sparse
-// allreduce's pairs).
-bool dense_reduction(const policy::Bucket& b) {
-  return (b.collective == Collective::kAllreduce || b.collective == Collective::kReduceScatter) &&
-         b.sparse == policy::SparseAllreduce::kNone;
-}
-
 // A partition (ByteScheduler): a dense reduction over part of one
 // uncompressed tensor, elements [first_element, first_element + elements).
 bool is_partition(const policy::Bucket& b, const std::vector<Segment>& segments, const ModelLayout& layout) {
   const int64_t n = layout.elements(b.first_tensor, b.end_tensor);
-  return b.tensors() == 1 && dense_reduction(b) && segments.size() == 1 && segments[0].selection < 0 &&
+  return b.tensors() == 1 && policy::dense_reduction(b) && segments.size() == 1 && segments[0].selection < 0 &&
          b.first_element >= 0 && b.first_element + b.elements <= n && b.elements < n;
 }
 
@@ -45,7 +38,7 @@ std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLa
                                      const std::vector<int>& compressed_by, const std::vector<RangeSelection>& selections) {
   // A sparse allreduce carries its range's selection, as an allgather does.
   const bool gather = bucket.collective == Collective::kAllgather || bucket.sparse != policy::SparseAllreduce::kNone;
-  if (!gather && !dense_reduction(bucket)) {
+  if (!gather && !policy::dense_reduction(bucket)) {
     throw std::logic_error("the runtime executes allreduces, reduce-scatters and allgathers only, not " +
                            describe(bucket));
   }
@@ -105,7 +98,7 @@ bool BucketExchange::carries_whole_range() const {
 }
 
 bool BucketExchange::packs_payload() const {
-  return !casync(bucket) && !(dense_reduction(bucket) && dense != values.data());
+  return !casync(bucket) && !(policy::dense_reduction(bucket) && dense != values.data());
 }
 
 bool BucketExchange::sums_in_gradient() const {
@@ -115,7 +108,7 @@ bool BucketExchange::sums_in_gradient() const {
 
 int64_t BucketExchange::bytes_sent() const {
   const bool values_only = bucket.sparse == policy::SparseAllreduce::kNone
-                               ? dense_reduction(bucket)
+                               ? policy::dense_reduction(bucket)
                                : bucket.sparse == policy::SparseAllreduce::kSharedIndices;
   return sent_count * (values_only ? 4 : 8);
 }
@@ -128,7 +121,7 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
     x.sent_count = 0;
     return;
   }
-  if (dense_reduction(x.bucket)) {
+  if (policy::dense_reduction(x.bucket)) {
     const bool whole = x.carries_whole_range();
     x.sent_count = x.bucket.elements;
     if (whole) {
@@ -153,7 +146,9 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
       const auto& indices = selections[s.selection].selection.indices;
       local.insert(local.end(), indices.begin(), indices.end());
     } else {
-      for (int64_t i = 0, n = layout.elements(s.first, s.end); i < n; ++i) local.push_back(int32_t(i));
+      const size_t at = local.size();
+      local.resize(at + size_t(layout.elements(s.first, s.end)));
+      std::iota(local.begin() + std::ptrdiff_t(at), local.end(), 0);
     }
   }
   x.sent_count = total;

@@ -107,6 +107,37 @@ TEST(CompressionProfile, ErrorFeedbackIsTheMeasuredFusedKernelsExcess) {
   EXPECT_EQ(model::CompressionCost(seed, "", "s.json").error_feedback_ns(1'000'000, 0.01), 120'000);  // 12 MB / 100 GB/s
 }
 
+// Packing costs the profile's pack curve at the bucket's pair density
+// (hand-computed: linear between densities 0.01 and 1 at 1e6 elements);
+// nothing where a profile measured no packing.
+TEST(CompressionProfile, PackingIsTheMeasuredPackCurve) {
+  auto point = [](double elements, double density, double us) {
+    return Json{{"elements", elements}, {"density", density}, {"time_us", us}};
+  };
+  const Json profile = {{"format", "sparsefuse-profile/1"},
+                        {"compression",
+                         {{"topk", Json::array({point(1000, 0.01, 2.0)})},
+                          {"pack", Json::array({point(1'000'000, 0.01, 10.0), point(1'000'000, 1.0, 1000.0)})}}}};
+  const std::string path = ::testing::TempDir() + "/pack_profile.json";
+  std::ofstream(path) << profile.dump();
+  model::CompressionConfig config;
+  config.profile = path;
+  const model::CompressionCost cost(config, "", "s.json");
+  EXPECT_EQ(cost.pack_ns(1'000'000, 10'000), 10'000);        // density 0.01: 10 us
+  EXPECT_EQ(cost.pack_ns(1'000'000, 1'000'000), 1'000'000);  // dense as pairs: 1000 us
+  EXPECT_EQ(cost.pack_ns(1'000'000, 505'000), 505'000);      // density 0.505: halfway
+  EXPECT_EQ(cost.pack_ns(1'000'000, 0), 0);
+  model::CompressionConfig seed;  // the seed tables have no packing
+  EXPECT_EQ(model::CompressionCost(seed, "", "s.json").pack_ns(1'000'000, 10'000), 0);
+  // The measured GPU profiles have one, and estimates scale it with the rest.
+  model::CompressionConfig h100, v100;
+  h100.profile = "h100-80gb-hbm3";
+  v100.profile = "estimate:v100";
+  const TimeNs measured = model::CompressionCost(h100, "", "s.json").pack_ns(100'000'000, 1'000'000);
+  EXPECT_GT(measured, 0);
+  EXPECT_GT(model::CompressionCost(v100, "", "s.json").pack_ns(100'000'000, 1'000'000), measured);
+}
+
 TEST(CompressionProfile, EstimatesFollowMemoryBandwidth) {
   model::CompressionConfig measured, h200, v100;
   measured.profile = "h100-80gb-hbm3";

@@ -26,9 +26,10 @@ void post_coordinated_flushes(policy::Coordinator& coordinator, int it, const Ba
       }
       const TimeNs from = std::max(own, f.not_before);
       policy::CompressionOutcome out = executor.compress(*f.request, from);
-      record.posts.push_back(out.done);
+      const WorkerExecutor::Packed packed = executor.pack(f.bucket, out.selected, out.done);
+      record.posts.push_back(packed.post);
       record.bytes.push_back(8 * out.selected);
-      record.compression.push_back(out.done - from);
+      record.compression.push_back(out.done - from + packed.duration);
       if (w == 0) {  // buckets are worker 0's view, as for every scheme
         record.buckets[i].sent_elements = out.selected;
         record.buckets[i].bytes_per_worker = 8 * out.selected;

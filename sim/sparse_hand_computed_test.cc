@@ -12,14 +12,14 @@
 namespace sparsefuse::sim {
 namespace {
 
-model::RunResult run_tiny(Json scheme, int workers = 2) {
+model::RunResult run_tiny(Json scheme, int workers = 2, const char* profile = "tests/data/profile-unit.json") {
   Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
               {"workers", workers},
               {"warmup_iterations", 0},
               {"iterations", 1},
               {"scheme", scheme},
               {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
-              {"compression", {{"profile", "tests/data/profile-unit.json"}, {"gpu_memory_gbytes_per_s", 1.0}}}};
+              {"compression", {{"profile", profile}, {"gpu_memory_gbytes_per_s", 1.0}}}};
   return simulate(model::parse_scenario(doc, ""));
 }
 
@@ -84,6 +84,29 @@ TEST(SparseHandComputed, AdtopkPerRowCounts) {
   EXPECT_DOUBLE_EQ(r.buckets[1].compression_s, 1000e-9);
   EXPECT_EQ(r.plan["dense_tensors"], 2);
   EXPECT_EQ(r.plan["adtopk_rows_covered"], 1.0);
+}
+
+// Packing (tests/data/profile-unit-pack.json: 500 ns at density 0.04, 2000
+// ns dense as pairs) runs on the compute stream after each compression and
+// delays the post. Layerwise top-k, 10 of 250 = density 0.04: kernel a
+// [1000, 2000], top-k [2000, 3000], pack [3000, 3500] -> post 3500; b
+// [3500, 4500], [4500, 5500], [5500, 6000] -> 6000; c [6000, 7000], [7000,
+// 8000], [8000, 8500] -> 8500. Allgathers of 1080: the last [8500, 9580];
+// decompression [9580, 10740]; optimizer ends 11240 = 9740 + 3 x 500.
+TEST(SparseHandComputed, PackingDelaysThePostOnTheComputeStream) {
+  model::RunResult r = run_tiny(layerwise("fixed-k"), 2, "tests/data/profile-unit-pack.json");
+  EXPECT_EQ(r.iteration_ns[0], 11240);
+  ASSERT_EQ(r.buckets.size(), 3u);
+  for (const auto& b : r.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
+  EXPECT_NEAR(r.breakdown.backward, 3000e-9, 1e-15);
+  EXPECT_NEAR(r.breakdown.compression, (4500 + 1160) * 1e-9, 1e-15);
+  // ADTopk's 1-D tensors a and c go dense as pairs: packed at density 1.
+  model::RunResult ad = run_tiny({{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}}, 2,
+                                 "tests/data/profile-unit-pack.json");
+  ASSERT_EQ(ad.buckets.size(), 3u);
+  EXPECT_DOUBLE_EQ(ad.buckets[0].compression_s, 2000e-9);
+  EXPECT_DOUBLE_EQ(ad.buckets[1].compression_s, 1500e-9);
+  EXPECT_DOUBLE_EQ(ad.buckets[2].compression_s, 2000e-9);
 }
 
 // Allgather volumes by alignment, p = 2, contributions of 80 and 240 bytes.

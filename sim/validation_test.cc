@@ -63,10 +63,28 @@ TEST(Validation, RelativeErrorsByHand) {
   // Compression per bucket: #0 measured 0 is left out; #1 1 ms against 3 ms.
   EXPECT_DOUBLE_EQ(*v.mean_abs_compression_error, 2.0);
   EXPECT_EQ(v.worst_compression_bucket, 1);
+  EXPECT_DOUBLE_EQ(*v.time_weighted_compression_error, 2.0);  // |3 - 1| / 1, #0 left out
   Json j = v.to_json();
   EXPECT_DOUBLE_EQ(j["mean_abs_bucket_compression_error"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(j["time_weighted_bucket_compression_error"].get<double>(), 2.0);
   EXPECT_EQ(j["format"], "sparsefuse-validation/1");
   EXPECT_TRUE(j["metrics"][3]["relative_error"].is_null());  // forward
+}
+
+// Compression of 1 and 9 ms measured, 2 and 9 ms simulated: one bucket 100 %
+// off, one exact, so the mean |error| is 50 %; weighted by what each
+// measured, (1 + 0) / (1 + 9) = 10 %.
+TEST(Validation, TimeWeightedCompressionErrorWeighsBucketsByTheirCost) {
+  Json m = result(0.2, 0, 0, 0, {bucket(0, 1, "allgather", 250, 0.001, 0.001), bucket(1, 1, "allgather", 250, 0.001, 0.009)});
+  Json s = result(0.2, 0, 0, 0, {bucket(0, 1, "allgather", 250, 0.001, 0.002), bucket(1, 1, "allgather", 250, 0.001, 0.009)});
+  model::Validation v = model::compare_results(JsonNode(m, "m.json", ""), JsonNode(s, "s.json", ""));
+  EXPECT_DOUBLE_EQ(*v.mean_abs_compression_error, 0.5);
+  EXPECT_DOUBLE_EQ(*v.time_weighted_compression_error, 0.1);
+  // Nothing measured: neither figure exists.
+  Json none = result(0.2, 0, 0, 0, {bucket(0, 1, "allreduce", 250, 0.001, 0.0)});
+  model::Validation n = model::compare_results(JsonNode(none, "m.json", ""), JsonNode(none, "s.json", ""));
+  EXPECT_FALSE(n.time_weighted_compression_error.has_value());
+  EXPECT_TRUE(n.to_json()["time_weighted_bucket_compression_error"].is_null());
 }
 
 TEST(Validation, DifferentBucketSequencesAreReportedNotCompared) {

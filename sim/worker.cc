@@ -129,11 +129,24 @@ void WorkerExecutor::flush(const policy::Bucket& bucket, TimeNs when) {
   } else if (flushes_ >= record_.buckets.size() || !record_.buckets[flushes_].same_operation(bucket)) {
     throw std::logic_error("workers flushed different bucket sequences");
   }
-  record_.posts.push_back(when);
+  const Packed packed = pack(bucket, bucket.sent_elements, when);
+  record_.posts.push_back(packed.post);
   record_.bytes.push_back(bucket.bytes_per_worker);
-  record_.compression.push_back(pending_compression_);
+  record_.compression.push_back(pending_compression_ + packed.duration);
   pending_compression_ = 0;
   ++flushes_;
+}
+
+WorkerExecutor::Packed WorkerExecutor::pack(const policy::Bucket& bucket, int64_t pairs, TimeNs ready) {
+  if (!policy::packs_pairs(bucket)) return {ready, 0};
+  WorkerStreams& s = *streams_;
+  const TimeNs packing = TimeNs(std::llround(double(cost_.pack_ns(bucket.elements, pairs)) * s.scale));
+  if (packing == 0) return {ready, 0};
+  s.clock = std::max(s.clock, ready) + packing;
+  s.inline_compression += packing;
+  s.inline_jobs.emplace_back(s.clock - packing, s.clock);
+  compression_ns += packing;
+  return {s.clock, packing};
 }
 
 }  // namespace sparsefuse::sim

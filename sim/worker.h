@@ -62,6 +62,13 @@ class WorkerExecutor : public policy::WorkerContext {
 
   policy::CompressionOutcome compress(const policy::CompressionRequest& request, TimeNs now) override;
   void flush(const policy::Bucket& bucket, TimeNs when) override;
+  // Packs BUCKET's PAIRS (index, value) pairs on the compute stream once the
+  // bucket is READY (policy::packs_pairs; other buckets pack nothing):
+  // returns when the payload can be posted and how long the packing took.
+  struct Packed {
+    TimeNs post, duration;
+  };
+  Packed pack(const policy::Bucket& bucket, int64_t pairs, TimeNs ready);
 
  private:
   int64_t selected_count(const policy::CompressionRequest& request) const;

@@ -106,6 +106,12 @@ out=$("$sf" simulate "$tmp/ok.json" --set scheme=ssfusion-o \
   fail "a scenario using the measured profile"
 grep -q "cpu.json" "$tmp/prof/result.json" || fail "result.json does not name the measured profile"
 expect_error 2 "expected cpu or cuda" -- profile-kernels --device tpu
+# Chosen sizes and kernels over a working set: one row per density.
+"$sf" profile-kernels --sizes 3000 --kernels topk --working-set 1048576 --out "$tmp/ws.json" >/dev/null ||
+  fail "profile-kernels --sizes --kernels --working-set"
+[[ $(grep -c '"elements": 3000' "$tmp/ws.json") -eq 4 ]] || fail "profile-kernels --sizes 3000: expected 4 topk rows"
+expect_error 2 "working set outside" -- profile-kernels --working-set -5
+expect_error 2 'unknown kernel "nope"' -- profile-kernels --kernels nope
 
 if ((failures)); then echo "$failures check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

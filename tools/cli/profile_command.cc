@@ -1,5 +1,8 @@
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
@@ -16,10 +19,16 @@ int run_profile_kernels(const Args& args) {
       ("device", po::value<std::string>()->default_value("cpu"), "cpu or cuda")
       ("out", po::value<std::string>(), "write the profile (sparsefuse-profile/1) to FILE")
       ("max-elements", po::value<int64_t>()->default_value(0), "leave out sizes above N (0: up to 1e8, 5e8 on cuda)")
-      ("repetitions", po::value<int>()->default_value(5), "timed repetitions at n <= 1e6 (fewer for larger n)");
+      ("repetitions", po::value<int>()->default_value(5), "timed repetitions at n <= 1e6 (fewer for larger n)")
+      ("sizes", po::value<std::vector<int64_t>>()->multitoken(), "measure these sizes (elements) instead of the decades")
+      ("kernels", po::value<std::vector<std::string>>()->multitoken(), "measure only these kernels (names as printed)")
+      ("working-set", po::value<int64_t>()->default_value(0),
+       "cpu: bytes of residual copies the error-feedback kernel's calls cycle through (0: one copy, in cache; "
+       "in training the residual is as large as the model's gradient and out of cache: e.g. 134217728)");
   po::positional_options_description none;
   po::variables_map vm;
-  if (!parse_command_line(args, "usage: sparsefuse profile-kernels --device cpu|cuda [--out profiles/NAME.json]\n\n"
+  if (!parse_command_line(args, "usage: sparsefuse profile-kernels --device cpu|cuda [--out profiles/NAME.json] [--sizes N...] [--kernels K...]\n"
+                                "       [--working-set B]\n\n"
                                 "Measures every compression kernel over sizes and densities, prints a table (time,\n"
                                 "GB/s, ratio to the memory floor) and writes cost curves the simulator reads\n"
                                 "(scenario key compression.profile or compression.cpu_profile).",
@@ -33,6 +42,14 @@ int run_profile_kernels(const Args& args) {
   o.repetitions = vm["repetitions"].as<int>();
   if (o.max_elements < 0 || o.repetitions < 1) {
     throw InputError("--max-elements/--repetitions", "", "expected max-elements >= 0 and repetitions >= 1");
+  }
+  if (vm.count("sizes")) o.sizes = vm["sizes"].as<std::vector<int64_t>>();
+  if (vm.count("kernels")) o.kernels = vm["kernels"].as<std::vector<std::string>>();
+  o.working_set_bytes = vm["working-set"].as<int64_t>();
+  try {
+    kernels::validate_profile_options(o);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("--sizes/--kernels/--working-set", "", e.what());
   }
   // A missing GPU is a problem with the request, not an internal error.
   std::string reason;

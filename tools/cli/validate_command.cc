@@ -94,6 +94,8 @@ void print(const model::Validation& v, const std::string& measured_path, const J
     const auto& w = v.buckets[size_t(v.worst_compression_bucket)];
     print_bucket_errors("compression per bucket", *v.mean_abs_compression_error, w, "", w.measured_compression_s,
                         w.simulated_compression_s);
+    std::cout << fmt::format("            compression per bucket, weighted by measured time: |error| {:.1f}%\n",
+                             100 * *v.time_weighted_compression_error);
   }
 }
 

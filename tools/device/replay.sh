@@ -54,7 +54,7 @@ elif [[ $verb == table && $# -eq 4 ]]; then
          --set "compression.profile=\"$profile\"" --out "$dir/v" >"$dir/validate.log" 2>&1; then
       /usr/bin/python3 "$here/tools/train/validation_row.py" "$dir/v/validation.json" "$label"
     else
-      echo "| $label | failed: see $dir/validate.log | | | | | |"; status=1
+      echo "| $label | failed: see $dir/validate.log | | | | | | |"; status=1
     fi
   done
   exit $status

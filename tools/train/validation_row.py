@@ -1,7 +1,8 @@
 """One markdown row from a `sparsefuse validate --out DIR` file (DIR/validation.json):
 bucket count and whether the sequence equals the simulator's, iteration time measured
 and simulated and the error, the per-bucket compression error (mean |error|, worst
-bucket) and the error of the buckets' summed compression time.
+bucket), the same weighted by each bucket's measured compression time, and the
+error of the buckets' summed compression time.
 
     validation_row.py --header FIRST_COLUMN      the header and separator lines
     validation_row.py VALIDATION_JSON LABEL      one row, LABEL in the first column
@@ -22,23 +23,25 @@ def row(path, label):
     it = metric["iteration time, mean (ms)"]
     if not v["same_buckets"]:  # validate compares no bucket of differing sequences
         return (f"| {label} | no: {v['bucket_difference']} | {it['measured']:.1f} | {it['simulated']:.1f} | "
-                f"{pct(it['relative_error'])} | n/a (sequences differ) | n/a |")
+                f"{pct(it['relative_error'])} | n/a (sequences differ) | n/a | n/a |")
     summed = metric["bucket compression, sum (ms)"]["relative_error"]
     buckets = v["buckets"]
-    per_bucket = "n/a (none measured)"
+    per_bucket = weighted = "n/a (none measured)"
     if v["worst_compression_bucket"] >= 0:
         w = buckets[v["worst_compression_bucket"]]
         worst = (w["simulated_compression_s"] - w["measured_compression_s"]) / w["measured_compression_s"]
         per_bucket = f"{100 * v['mean_abs_bucket_compression_error']:.1f}% / {pct(worst)}"
+        weighted = f"{100 * v['time_weighted_bucket_compression_error']:.1f}%"
     return (f"| {label} | {len(buckets)} (yes) | {it['measured']:.1f} | {it['simulated']:.1f} | "
-            f"{pct(it['relative_error'])} | {per_bucket} | {pct(summed)} |")
+            f"{pct(it['relative_error'])} | {per_bucket} | {weighted} | {pct(summed)} |")
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--header":
         print(f"| {sys.argv[2]} | buckets (same as simulated) | iteration measured (ms) | simulated (ms) | error | "
-              "per-bucket compression error: mean abs / worst bucket | bucket compression sum error |")
-        print("|---|---|---|---|---|---|---|")
+              "per-bucket compression error: mean abs / worst bucket | the same, time-weighted | "
+              "bucket compression sum error |")
+        print("|---|---|---|---|---|---|---|---|")
     elif len(sys.argv) == 3:
         print(row(sys.argv[1], sys.argv[2]))
     else:

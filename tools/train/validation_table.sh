@@ -37,7 +37,7 @@ for scheme in "$@"; do
   # shellcheck disable=SC2086
   if [[ $trained == 0 ]] ||
      ! "$sf" validate "$dir/result.json" $validate_args --out "$dir/v" >"$out/$scheme.validate.log" 2>&1; then
-    echo "| $scheme | failed: see $out/$scheme.*.log | | | | | |"
+    echo "| $scheme | failed: see $out/$scheme.*.log | | | | | | |"
     status=1
     continue
   fi
