@@ -42,6 +42,7 @@ class HorovodScheme : public Scheme {
   // (0: none). The simulator resolves once per iteration; a real executor
   // runs the cycle on its clock (runtime/coordinator.h).
   TimeNs cycle_ns() const { return std::max(options_.cycle_time_ns, negotiation_ns_); }
+  const HorovodOptions& options() const { return options_; }
 
  private:
   const GradientModel& model_;

@@ -54,8 +54,8 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
       if (stage.has_deferred) gathers_[g].shard.assign(size_t((stage.deferred.elements + P - 1) / P), 0.0f);
     }
   }
-  if (plane_ && (coordinated_ || scheduled_ || forward_plan_)) {
-    throw std::logic_error("a payload plane runs per-worker policies only (resident_refusal)");
+  if (plane_ && (scheduled_ || forward_plan_)) {
+    throw std::logic_error("a payload plane runs neither a launch scheduler nor a forward plan (resident_refusal)");
   }
   selections_.reserve(size_t(layout.tensors()));  // at most one per tensor: never reallocated
   offload_jobs_.reserve(size_t(layout.tensors()));

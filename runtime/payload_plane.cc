@@ -1,12 +1,28 @@
 #include "runtime/payload_plane.h"
 
+#include "policy/horovod.h"
 #include "policy/sparse_scheme.h"
 #include "policy/sparsifier.h"
 #include "policy/static_scheme.h"
 
 namespace sparsefuse::runtime {
 
+namespace {
+
+const char* const kFixedThreshold = "fixed-k alignment of a threshold sparsifier";
+
+bool threshold(policy::Sparsifier s) { return !policy::count_band(s).exact(); }
+
+}  // namespace
+
 std::string resident_refusal(const policy::Scheme& scheme) {
+  // Negotiated flushes compress (compress_agreed), pack and reduce through the
+  // same plane calls as a worker policy's, on the communication thread; a
+  // merged buffer's selection is aligned to k on every worker.
+  if (const auto* horovod = dynamic_cast<const policy::HorovodScheme*>(&scheme)) {
+    const policy::HorovodOptions& o = horovod->options();
+    return o.density < 1.0 && threshold(o.sparsifier) ? kFixedThreshold : "";
+  }
   if (scheme.make_coordinator()) return "a coordinator negotiates its buckets";
   if (scheme.make_launch_scheduler()) return "a launch scheduler partitions its buckets";
   if (scheme.forward_plan()) return "its all-gathers run in the next forward";
@@ -17,8 +33,7 @@ std::string resident_refusal(const policy::Scheme& scheme) {
   if (o.compress_on != policy::Placement::kGpuInline) return "it compresses off the compute stream";
   if (o.hybrid) return "its hybrid buckets allreduce part of their range";
   if (o.alignment == policy::Alignment::kPadToMax) return "pad-to-max alignment pads on the host";
-  const bool threshold = !policy::count_band(o.sparsifier).exact();
-  if (o.alignment == policy::Alignment::kFixed && threshold) return "fixed-k alignment of a threshold sparsifier";
+  if (o.alignment == policy::Alignment::kFixed && threshold(o.sparsifier)) return kFixedThreshold;
   return "";
 }
 

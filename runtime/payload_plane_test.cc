@@ -53,8 +53,8 @@ class HostPlane : public PayloadPlane {
 
 // Hand-listed: the presets whose payloads may stay on the device.
 const std::set<std::string> kResident = {
-    "adtopk", "adtopk-i", "adtopk-p", "ddp",  "fgbuff",      "mgwfbp",         "omgs", "rgmerge",
-    "saf",    "ssfusion", "syncea",   "syncea-topk", "topk-layerwise", "wfbp"};
+    "adtopk", "adtopk-i", "adtopk-p", "ddp",     "fgbuff",      "horovod",        "mgwfbp", "omgs",
+    "rgmerge", "rgmerge-dynamic", "saf", "ssfusion", "syncea", "syncea-topk", "topk-layerwise", "wfbp"};
 
 TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
   std::set<std::string> accepted;
@@ -79,6 +79,19 @@ TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
     EXPECT_EQ(calls > 0, refusal.empty()) << "the plane packs every flush of an accepted scheme";
   }
   EXPECT_EQ(accepted, kResident);
+}
+
+// A negotiated merge aligns its selection to k on every worker: a threshold
+// sparsifier there is refused as a worker policy's would be.
+TEST(PayloadPlane, NegotiatedThresholdMergesStayOnTheHost) {
+  auto refusal = [](Json scheme) {
+    Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}}, {"workers", 1}, {"scheme", std::move(scheme)}};
+    return resident_refusal(plan_for_runtime(model::parse_scenario(doc, "tiny.json"), 1)->scheme());
+  };
+  EXPECT_EQ(refusal("horovod"), "");
+  EXPECT_EQ(refusal({{"preset", "rgmerge-dynamic"}, {"sparsifier", "topk"}}), "");
+  EXPECT_EQ(refusal({{"preset", "rgmerge-dynamic"}, {"sparsifier", "dgc"}}), "fixed-k alignment of a threshold sparsifier");
+  EXPECT_EQ(refusal({{"preset", "saf"}, {"alignment", "fixed-k"}}), "fixed-k alignment of a threshold sparsifier");
 }
 
 }  // namespace
