@@ -1,6 +1,7 @@
 #include "runtime/payload_plane.h"
 
 #include "policy/horovod.h"
+#include "policy/planned_scheme.h"
 #include "policy/sparse_scheme.h"
 #include "policy/sparsifier.h"
 #include "policy/static_scheme.h"
@@ -13,6 +14,19 @@ const char* const kFixedThreshold = "fixed-k alignment of a threshold sparsifier
 
 bool threshold(policy::Sparsifier s) { return !policy::count_band(s).exact(); }
 
+// A plan of dense allreduces and allgathers of inline selections (Cupcake,
+// and Espresso where it places no compression on the CPU) runs on the
+// device like a worker policy's buckets; sparse allreduces do not.
+std::string planned_refusal(const policy::PlannedScheme& planned) {
+  for (const policy::PlannedBuffer& b : planned.buffers()) {
+    if (b.route == policy::Route::kSparseAllreduce) return "its buckets are sparse allreduces";
+    if (b.route == policy::Route::kAllgather && b.placement != policy::Placement::kGpuInline) {
+      return "it compresses off the compute stream";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string resident_refusal(const policy::Scheme& scheme) {
@@ -24,11 +38,12 @@ std::string resident_refusal(const policy::Scheme& scheme) {
     return o.density < 1.0 && threshold(o.sparsifier) ? kFixedThreshold : "";
   }
   if (scheme.make_coordinator()) return "a coordinator negotiates its buckets";
+  if (const auto* planned = dynamic_cast<const policy::PlannedScheme*>(&scheme)) return planned_refusal(*planned);
   if (scheme.make_launch_scheduler()) return "a launch scheduler partitions its buckets";
   if (scheme.forward_plan()) return "its all-gathers run in the next forward";
   if (dynamic_cast<const policy::StaticBucketScheme*>(&scheme)) return "";
   const auto* sparse = dynamic_cast<const policy::SparseScheme*>(&scheme);
-  if (!sparse) return "its buckets are sparse allreduces or a planned placement";
+  if (!sparse) return "its buckets are not the plane's";
   const policy::SparseOptions& o = sparse->options();
   if (o.compress_on != policy::Placement::kGpuInline) return "it compresses off the compute stream";
   if (o.hybrid) return "its hybrid buckets allreduce part of their range";

@@ -47,12 +47,13 @@ class PayloadPlane {
 
 // Why SCHEME's payloads cannot stay on the device, or "" when they can. The
 // device path runs buckets that are dense allreduces of whole ranges or
-// allgathers of inline selections, decided by per-worker policies or agreed by
-// Horovod's negotiation (Horovod, RGMerge-dynamic): not launch-scheduled or
-// forward-planned schemes (ByteScheduler, DeAR), not the sparse allreduces or
-// other planned schemes (Ok-Topk, gTop-k, SparDL, HiPress, Cupcake, Espresso,
-// ...), not CPU offload, hybrid collectives, pad-to-max alignment, or fixed-k
-// alignment of a threshold sparsifier (align_to_count is host code).
+// allgathers of inline selections, decided by per-worker policies, agreed by
+// Horovod's negotiation (Horovod, RGMerge-dynamic) or fixed by a plan of such
+// buffers (Cupcake; Espresso and HiPress when their plan has nothing else):
+// not launch-scheduled or forward-planned schemes (ByteScheduler, DeAR), not
+// the sparse allreduces (Ok-Topk, gTop-k, SparDL, CaSync's ring, ...), not CPU
+// offload, hybrid collectives, pad-to-max alignment, or fixed-k alignment of a
+// threshold sparsifier (align_to_count is host code).
 std::string resident_refusal(const policy::Scheme& scheme);
 
 }  // namespace sparsefuse::runtime

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "model/plan.h"
+#include "policy/planned_scheme.h"
 #include "policy/presets.h"
 #include "runtime/driver.h"
 #include "runtime/payload_plane.h"
@@ -51,10 +52,13 @@ class HostPlane : public PayloadPlane {
   int* calls_;
 };
 
-// Hand-listed: the presets whose payloads may stay on the device.
+// Hand-listed: the presets whose payloads may stay on the device, for this
+// scenario (a plan's acceptance depends on its buffers: HiPress here sends no
+// tensor through its CaSync ring, Espresso compresses none on the CPU).
 const std::set<std::string> kResident = {
-    "adtopk", "adtopk-i", "adtopk-p", "ddp",     "fgbuff",      "horovod",        "mgwfbp", "omgs",
-    "rgmerge", "rgmerge-dynamic", "saf", "ssfusion", "syncea", "syncea-topk", "topk-layerwise", "wfbp"};
+    "adtopk",  "adtopk-i",        "adtopk-p", "cupcake",  "ddp",    "espresso",    "fgbuff",
+    "hipress", "horovod",         "mgwfbp",   "omgs",     "rgmerge", "rgmerge-dynamic", "saf",
+    "ssfusion", "syncea",         "syncea-topk", "topk-layerwise", "wfbp"};
 
 TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
   std::set<std::string> accepted;
@@ -79,6 +83,28 @@ TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
     EXPECT_EQ(calls > 0, refusal.empty()) << "the plane packs every flush of an accepted scheme";
   }
   EXPECT_EQ(accepted, kResident);
+}
+
+// A plan is resident when every buffer is a dense allreduce or an allgather
+// of an inline selection.
+TEST(PayloadPlane, APlanIsResidentWhenEveryBufferIs) {
+  Trace trace;
+  trace.model = "hand";
+  trace.batch_size = 1;
+  trace.backward_ns = 20;
+  trace.tensors.push_back({"a", {100}, 100, 10, 0, true, 0});
+  trace.tensors.push_back({"b", {100}, 100, 20, 0, true, 0});
+  const policy::GradientModel m = policy::GradientModel::from_trace(trace, 1.0);
+  auto refusal = [&](policy::PlannedBuffer second) {
+    second.first = 1, second.end = 2;
+    return resident_refusal(policy::PlannedScheme(m, {}, {{0, 1, policy::Route::kDense}, second}));
+  };
+  EXPECT_EQ(refusal({0, 0, policy::Route::kAllgather}), "");
+  EXPECT_EQ(refusal({0, 0, policy::Route::kAllgather, policy::Placement::kCpuOffload}),
+            "it compresses off the compute stream");
+  EXPECT_EQ(refusal({0, 0, policy::Route::kSparseAllreduce, policy::Placement::kGpuInline,
+                     policy::SparseAllreduce::kOkTopk}),
+            "its buckets are sparse allreduces");
 }
 
 // A negotiated merge aligns its selection to k on every worker: a threshold
