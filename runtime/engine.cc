@@ -54,9 +54,7 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
       if (stage.has_deferred) gathers_[g].shard.assign(size_t((stage.deferred.elements + P - 1) / P), 0.0f);
     }
   }
-  if (plane_ && (scheduled_ || forward_plan_)) {
-    throw std::logic_error("a payload plane runs neither a launch scheduler nor a forward plan (resident_refusal)");
-  }
+  if (plane_ && scheduled_) throw std::logic_error("a payload plane runs no launch scheduler (resident_refusal)");
   selections_.reserve(size_t(layout.tensors()));  // at most one per tensor: never reallocated
   offload_jobs_.reserve(size_t(layout.tensors()));
 }
@@ -197,6 +195,7 @@ std::unique_ptr<BucketExchange> RankEngine::reuse_exchange() {
   x->reused_threshold = nullptr;
   x->dense = nullptr;  // set again by fill_payload
   x->shard_out = nullptr;
+  x->stage = -1;
   return x;
 }
 
@@ -262,6 +261,7 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
       throw std::logic_error(describe_flush(*x) + ": a reduce-scatter whose all-gather no forward stage runs");
     }
     x->shard_out = gathers_[size_t(g)].shard.data();
+    x->stage = g;
     gathers_[size_t(g)].owed = true;
   }
   const TimeNs packing = x->packs_payload() ? since_start() - begin : 0;
@@ -474,8 +474,10 @@ void RankEngine::post_gather(int g) {
   s.gathered.resize(size_t(shard * comm_.size()));
   s.owed = false;
   float* average = aggregate_.data() + layout_.offset[group.first_tensor];
+  PayloadPlane* plane = plane_.get();
   s.ticket = comm_.submit(
-      [&s, shard, n, average](Communicator& c) {
+      [&s, &group, g, plane, shard, n, average](Communicator& c) {
+        if (plane) return plane->all_gather_stage(g, group, c);
         c.allgather_values(s.shard.data(), s.gathered.data(), shard);
         std::copy(s.gathered.begin(), s.gathered.begin() + n, average);
       },

@@ -104,9 +104,11 @@ struct BucketExchange {
   std::vector<uint64_t> offload_jobs;  // the OffloadPool jobs whose selections it carries (packed once done)
   float* reused_threshold = nullptr;   // Ok-Topk: the bucket's global threshold, kept between iterations
   // Reduce-scatter (DeAR): this rank's block of ceil(elements / P) sums, and
-  // where its average goes (the engine's shard for the next forward's all-gather).
+  // where its average goes (the engine's shard for the next forward's
+  // all-gather; a payload plane keeps its own for forward stage STAGE).
   int64_t shard = 0;
   float* shard_out = nullptr;
+  int stage = -1;
   std::unique_ptr<DevicePayload> device;  // a payload plane's, null on the host path
 
   int64_t bytes_sent() const;

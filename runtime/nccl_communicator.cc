@@ -102,10 +102,15 @@ void NcclCommunicator::reduce_scatter_sum(const float* in, float* out, int64_t n
   float* d_in = send_.at_least(total);
   float* d_out = receive_.at_least(n);
   copy_in(d_in, in, total, "cudaMemcpyAsync(reduce-scatter in)");
-  timed([&] {
-    nccl_check(ncclReduceScatter(d_in, d_out, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclReduceScatter");
-  });
+  device_reduce_scatter_sum(d_in, d_out, n);
   copy_out(out, d_out, n, "cudaMemcpy(reduce-scatter out)");
+}
+
+void NcclCommunicator::device_reduce_scatter_sum(const float* in, float* out, int64_t n) {
+  if (n == 0) return;
+  timed([&] {
+    nccl_check(ncclReduceScatter(in, out, size_t(n), ncclFloat, ncclSum, comm_, stream_), "ncclReduceScatter");
+  });
 }
 
 void NcclCommunicator::allgather_values(const float* in, float* out, int64_t n) {
@@ -114,8 +119,13 @@ void NcclCommunicator::allgather_values(const float* in, float* out, int64_t n) 
   float* d_in = send_.at_least(n);
   float* d_out = receive_.at_least(total);
   copy_in(d_in, in, n, "cudaMemcpyAsync(allgather in)");
-  timed([&] { nccl_check(ncclAllGather(d_in, d_out, size_t(n), ncclFloat, comm_, stream_), "ncclAllGather"); });
+  device_allgather_values(d_in, d_out, n);
   copy_out(out, d_out, total, "cudaMemcpy(allgather out)");
+}
+
+void NcclCommunicator::device_allgather_values(const float* in, float* out, int64_t n) {
+  if (n == 0) return;
+  timed([&] { nccl_check(ncclAllGather(in, out, size_t(n), ncclFloat, comm_, stream_), "ncclAllGather"); });
 }
 
 void NcclCommunicator::allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,

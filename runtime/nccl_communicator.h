@@ -51,6 +51,8 @@ class NcclCommunicator : public Communicator {
   // stream() and return once it has finished them; work another stream
   // produced must be ordered before them (cudaStreamWaitEvent on stream()).
   void device_allreduce_sum(float* data, int64_t n);  // in place
+  void device_reduce_scatter_sum(const float* in, float* out, int64_t n);  // in: n * size(), out: n
+  void device_allgather_values(const float* in, float* out, int64_t n);    // in: n, out: n * size()
   void device_allgatherv(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
                          float* all_values, int32_t* all_indices);
   cudaStream_t stream() const { return stream_; }

@@ -1,5 +1,6 @@
 #include "runtime/payload_plane.h"
 
+#include "policy/dear.h"
 #include "policy/horovod.h"
 #include "policy/planned_scheme.h"
 #include "policy/sparse_scheme.h"
@@ -40,6 +41,9 @@ std::string resident_refusal(const policy::Scheme& scheme) {
   if (scheme.make_coordinator()) return "a coordinator negotiates its buckets";
   if (const auto* planned = dynamic_cast<const policy::PlannedScheme*>(&scheme)) return planned_refusal(*planned);
   if (scheme.make_launch_scheduler()) return "a launch scheduler partitions its buckets";
+  // DeAR: dense reduce-scatters of whole groups in backward, each group's
+  // all-gather in the next forward (PayloadPlane::all_gather_stage).
+  if (dynamic_cast<const policy::DearScheme*>(&scheme)) return "";
   if (scheme.forward_plan()) return "its all-gathers run in the next forward";
   if (dynamic_cast<const policy::StaticBucketScheme*>(&scheme)) return "";
   const auto* sparse = dynamic_cast<const policy::SparseScheme*>(&scheme);

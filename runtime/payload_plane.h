@@ -39,6 +39,11 @@ class PayloadPlane {
   // host: the collective, then the average into the plane's averaged gradient.
   virtual void run_collective(BucketExchange& exchange, Communicator& comm) = 0;
   virtual void apply_result(BucketExchange& exchange, Communicator& comm) = 0;
+  // The communication thread, in the forward (DeAR): forward stage STAGE's
+  // deferred GROUP, whose reduce-scatter left this rank's averaged shard with
+  // the plane (apply_result of an exchange with that stage), all-gathered
+  // from every rank into the plane's averaged gradient.
+  virtual void all_gather_stage(int stage, const policy::Bucket& group, Communicator& comm) = 0;
   // Off the clock, for --check: the averaged gradient, the residual and each
   // exchange's gathered pairs copied into their host places.
   virtual void copy_to_host(std::vector<float>& aggregate, std::vector<float>& residual,

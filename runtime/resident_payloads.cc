@@ -65,12 +65,11 @@ void ResidentPayloads::fill(BucketExchange& x) {
   Payload& p = payload_of(x);
   const cudaStream_t stream = compressor_.compression_stream();
   const int64_t base = layout_.offset[b.first_tensor];
-  if (b.sparse != policy::SparseAllreduce::kNone || b.collective == Collective::kReduceScatter ||
-      !x.carries_whole_range()) {
+  if (b.sparse != policy::SparseAllreduce::kNone || !x.carries_whole_range()) {
     throw std::logic_error(describe_flush(x) +
                            ": not a bucket the device-resident path runs (resident_refusal let it through)");
   }
-  if (b.collective == Collective::kAllreduce) {  // the gradient range itself is the payload
+  if (policy::dense_reduction(b)) {  // the gradient range itself is the payload
     x.dense = gradient_.data() + base + b.first_element;
     x.sent_count = b.elements;
   } else {
@@ -103,6 +102,10 @@ void ResidentPayloads::run_collective(BucketExchange& x, Communicator& comm) {
     nccl.device_allreduce_sum(x.dense, x.sent_count);
     return;
   }
+  if (x.bucket.collective == Collective::kReduceScatter) {
+    reduce_scatter(x, nccl);
+    return;
+  }
   // No checksum: it would bring the pairs to the host.
   const int64_t fingerprint = int64_t(bucket_fingerprint(x.bucket, x.iteration, x.index));
   accept_announcements(x, announce(comm, {x.sent_count, fingerprint, 0}));
@@ -111,10 +114,34 @@ void ResidentPayloads::run_collective(BucketExchange& x, Communicator& comm) {
                          p.gathered_indices.at_least(total));
 }
 
+// P equal blocks, as the host path: a range that does not divide is copied
+// into the payload's values and padded with zeros; rank r's block of sums
+// lands in the gathered values.
+void ResidentPayloads::reduce_scatter(BucketExchange& x, NcclCommunicator& nccl) {
+  Payload& p = payload_of(x);
+  const int64_t n = x.bucket.elements, P = nccl.size();
+  x.shard = (n + P - 1) / P;
+  x.sent_count = x.shard * P;
+  const float* in = x.dense;
+  if (x.sent_count != n) {
+    float* padded = p.values.at_least(x.sent_count);
+    check(cudaMemcpyAsync(padded, x.dense, size_t(n) * sizeof(float), cudaMemcpyDeviceToDevice, nccl.stream()),
+          "cudaMemcpyAsync(reduce-scatter padding)");
+    check(cudaMemsetAsync(padded + n, 0, size_t(x.sent_count - n) * sizeof(float), nccl.stream()),
+          "cudaMemsetAsync(reduce-scatter padding)");
+    in = padded;
+  }
+  nccl.device_reduce_scatter_sum(in, p.gathered_values.at_least(x.shard), x.shard);
+}
+
 void ResidentPayloads::apply_result(BucketExchange& x, Communicator& comm) {
   NcclCommunicator& nccl = nccl_of(comm);
   const policy::Bucket& b = x.bucket;
-  if (b.collective == Collective::kAllreduce) {
+  if (b.collective == Collective::kReduceScatter) {
+    if (x.stage < 0) throw std::logic_error(describe_flush(x) + ": a reduce-scatter without a forward stage");
+    cuda::average(payload_of(x).gathered_values.data(), x.shard, comm.size(), shards_[x.stage].at_least(x.shard),
+                  nccl.stream());
+  } else if (b.collective == Collective::kAllreduce) {
     cuda::average(x.dense, x.sent_count, comm.size(), aggregate_.data() + (x.dense - gradient_.data()), nccl.stream());
   } else {
     // fill() accepted whole ranges only: the pairs land straight in the average.
@@ -130,6 +157,21 @@ void ResidentPayloads::apply_result(BucketExchange& x, Communicator& comm) {
                    nccl.stream());
     }
   }
+  check(cudaStreamSynchronize(nccl.stream()), "cudaStreamSynchronize(communication)");
+}
+
+void ResidentPayloads::all_gather_stage(int stage, const policy::Bucket& group, Communicator& comm) {
+  NcclCommunicator& nccl = nccl_of(comm);
+  const auto mine = shards_.find(stage);
+  if (mine == shards_.end()) {
+    throw std::logic_error(fmt::format("the all-gather of forward stage {} before its reduce-scatter", stage));
+  }
+  const int64_t P = comm.size(), shard = (group.elements + P - 1) / P;
+  float* all = gathered_shards_.at_least(shard * P);
+  nccl.device_allgather_values(mine->second.data(), all, shard);
+  check(cudaMemcpyAsync(aggregate_.data() + layout_.offset[group.first_tensor], all,
+                        size_t(group.elements) * sizeof(float), cudaMemcpyDeviceToDevice, nccl.stream()),
+        "cudaMemcpyAsync(all-gathered shards)");
   check(cudaStreamSynchronize(nccl.stream()), "cudaStreamSynchronize(communication)");
 }
 

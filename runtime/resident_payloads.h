@@ -17,7 +17,12 @@
 //    the pairs, device to device;
 //  - the average (same stream): kernels::cuda::unpack or
 //    unpack_equal_slices of the gathered pairs, or the sum / P, into the
-//    device's averaged gradient.
+//    device's averaged gradient;
+//  - DeAR: a group's reduce-scatter (ncclReduceScatter of the gradient range,
+//    padded to P equal blocks when it does not divide) leaves this rank's
+//    averaged shard in a device buffer per forward stage, and the stage's
+//    all-gather in the next forward (ncclAllGather) writes every rank's
+//    shards into the averaged gradient.
 // What still crosses to the host on the clock: the counts the kernels read
 // back to size their outputs, and the announcements. Unlike the host path,
 // no checksum guards the gathered pairs (computing one would bring them to
@@ -27,10 +32,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <vector>
 
 #include "kernels/cuda/cuda_kernels.h"
 #include "runtime/cuda_compressor.h"
+#include "runtime/nccl_communicator.h"
 #include "runtime/payload_plane.h"
 
 namespace sparsefuse::runtime {
@@ -49,6 +56,7 @@ class ResidentPayloads : public PayloadPlane {
   void fill(BucketExchange& exchange) override;
   void run_collective(BucketExchange& exchange, Communicator& comm) override;
   void apply_result(BucketExchange& exchange, Communicator& comm) override;
+  void all_gather_stage(int stage, const policy::Bucket& group, Communicator& comm) override;
   void copy_to_host(std::vector<float>& aggregate, std::vector<float>& residual,
                     const std::vector<std::unique_ptr<BucketExchange>>& exchanges) override;
 
@@ -58,11 +66,15 @@ class ResidentPayloads : public PayloadPlane {
     int64_t count = 0;
   };
 
+  void reduce_scatter(BucketExchange& exchange, NcclCommunicator& nccl);
+
   const ModelLayout& layout_;
   CudaCompressor compressor_;
   kernels::cuda::Workspace pack_workspace_, unpack_workspace_;  // engine thread, communication thread
   kernels::cuda::DeviceBuffer<float> gradient_, residual_, aggregate_;
   std::vector<Slot> slots_;  // by selection id (at most one per tensor)
+  std::map<int, kernels::cuda::DeviceBuffer<float>> shards_;  // DeAR: by forward stage, this rank's averages
+  kernels::cuda::DeviceBuffer<float> gathered_shards_;         // DeAR: a stage's all-gather
 };
 
 }  // namespace sparsefuse::runtime
