@@ -2,7 +2,7 @@
 # GPU replays of the measured traces, and their validation against the simulator.
 #
 #   there: tools/device/replay.sh run SPARSEFUSE GPU OUTDIR [PRESET...]
-#   here:  tools/device/replay.sh table SPARSEFUSE OUTDIR PROFILE
+#   here:  tools/device/replay.sh table SPARSEFUSE OUTDIR PROFILE [VALIDATED]
 #
 # run: for each measured trace of this GPU (traces/measured/MODEL-GPU-*.json,
 # MODEL from REPLAY_MODELS, default "bert-base resnet152"), `sparsefuse run
@@ -13,7 +13,10 @@
 # the comparison tests is the compression the GPU does in the runtime.
 # table: `sparsefuse validate` of each such result with the GPU's measured
 # compression profile (PROFILE, a file or name), one markdown row each
-# (tools/train/validation_row.py). Exit status 1 if any run or validation failed.
+# (tools/train/validation_row.py); each validation (v/ and validate.log) goes
+# under VALIDATED/MODEL/PRESET/, by default beside its result (pass another
+# folder to keep committed runs untouched). Exit status 1 if any run or
+# validation failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 verb=${1:-}
@@ -40,14 +43,15 @@ if [[ $verb == run && $# -ge 4 ]]; then
     done
   done
   exit $status
-elif [[ $verb == table && $# -eq 4 ]]; then
-  sf=$2 out=$3 profile=$4
+elif [[ $verb == table && ($# -eq 4 || $# -eq 5) ]]; then
+  sf=$2 out=$3 profile=$4 validated=${5:-$3}
   [[ -f $profile ]] && profile=$(realpath "$profile")  # validate reads it relative to the result
   status=0
   /usr/bin/python3 "$here/tools/train/validation_row.py" --header "model / preset"
   for result in "$out"/*/*/result.json; do
-    dir=$(dirname "$result")
-    label="$(basename "$(dirname "$dir")") / $(basename "$dir")"
+    label="$(basename "$(dirname "$(dirname "$result")")") / $(basename "$(dirname "$result")")"
+    dir=$validated/${label/ \/ //}
+    mkdir -p "$dir"
     # The recorded scenario names a trace path on the GPU machine: point it at this checkout's copy.
     trace=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scenario"]["model"]["trace"])' "$result")
     if "$sf" validate "$result" --set "model.trace=\"$here/traces/measured/$(basename "$trace")\"" \
@@ -59,5 +63,5 @@ elif [[ $verb == table && $# -eq 4 ]]; then
   done
   exit $status
 fi
-echo "usage: tools/device/replay.sh run SPARSEFUSE GPU OUTDIR [PRESET...] | table SPARSEFUSE OUTDIR PROFILE" >&2
+echo "usage: tools/device/replay.sh run SPARSEFUSE GPU OUTDIR [PRESET...] | table SPARSEFUSE OUTDIR PROFILE [VALIDATED]" >&2
 exit 2
