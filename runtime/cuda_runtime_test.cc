@@ -102,6 +102,19 @@ TEST(CudaCompressor, EveryKernelPathAgainstTheCpu) {
   }
 }
 
+// One rank, NCCL on device 0, CUDA compression, the device-resident plane
+// (used where resident_refusal accepts the scheme), --check on.
+RunOutcome run_on_device(const model::Scenario& s, model::ScenarioPlan& plan) {
+  CommThread comm([] { return std::make_unique<NcclCommunicator>(std::make_unique<LoopbackCommunicator>()); });
+  RunOptions options;
+  options.check = true;
+  options.transport = "nccl";
+  options.device = "cuda";
+  options.make_compressor = [](const ModelLayout& layout) { return std::make_unique<CudaCompressor>(layout, 0); };
+  options.make_plane = [](const ModelLayout& layout) { return std::make_unique<ResidentPayloads>(layout, 0); };
+  return run_scenario(s, plan, comm, options);
+}
+
 // Every preset in the catalog, so a preset added to the catalog is covered
 // here without editing this list. The runtime replays them all: a refusal
 // fails. The schemes resident_refusal accepts run with their payloads on the
@@ -124,21 +137,27 @@ TEST(NcclRuntime, EveryPresetOnOneRankPassesTheOracle) {
       ADD_FAILURE() << refused.what();
       continue;
     }
-    CommThread comm([] { return std::make_unique<NcclCommunicator>(std::make_unique<LoopbackCommunicator>()); });
-    RunOptions options;
-    options.check = true;
-    options.transport = "nccl";
-    options.device = "cuda";
-    options.make_compressor = [](const ModelLayout& layout) { return std::make_unique<CudaCompressor>(layout, 0); };
-    options.make_plane = [](const ModelLayout& layout) { return std::make_unique<ResidentPayloads>(layout, 0); };
-    const RunOutcome outcome = run_scenario(s, *plan, comm, options);
+    const RunOutcome outcome = run_on_device(s, *plan);
     EXPECT_EQ(outcome.check_failure, "");
     EXPECT_EQ(outcome.executor["device"], "cuda");
     ran += 1;
     resident += outcome.executor.value("payloads", "") == "device";
   }
   EXPECT_EQ(ran, int(policy::preset_names().size()));
-  EXPECT_EQ(resident, 20) << "the presets //runtime:runtime_test's PayloadPlane test lists as resident";
+  EXPECT_EQ(resident, 22) << "the presets //runtime:runtime_test's PayloadPlane test lists as resident";
+}
+
+// SSFusion-I on buffers of a bias and a weight: hybrid buckets whose
+// allreduce and allgather each carry part of the range, gathered into and
+// scattered out of the device payload (the tiny3 scenario above has none).
+TEST(NcclRuntime, HybridBucketsOnTheDevicePassTheOracle) {
+  Json doc = {{"model", {{"trace", "tests/data/mixed40.json"}}}, {"workers", 1}, {"warmup_iterations", 1},
+              {"iterations", 2}, {"scheme", "ssfusion-i"}, {"compression", {{"density", 0.1}}}};
+  const model::Scenario s = model::parse_scenario(doc, "mixed40.json");
+  auto plan = plan_for_runtime(s, 1);
+  const RunOutcome outcome = run_on_device(s, *plan);
+  EXPECT_EQ(outcome.check_failure, "");
+  EXPECT_EQ(outcome.executor["payloads"], "device");
 }
 
 }  // namespace

@@ -50,7 +50,6 @@ std::string resident_refusal(const policy::Scheme& scheme) {
   if (!sparse) return "its buckets are not the plane's";
   const policy::SparseOptions& o = sparse->options();
   if (o.compress_on != policy::Placement::kGpuInline) return "it compresses off the compute stream";
-  if (o.hybrid) return "its hybrid buckets allreduce part of their range";
   if (o.alignment == policy::Alignment::kPadToMax) return "pad-to-max alignment pads on the host";
   if (o.alignment == policy::Alignment::kFixed && threshold(o.sparsifier)) return kFixedThreshold;
   return "";

@@ -57,8 +57,9 @@ class PayloadPlane {
 // buffers (Cupcake; Espresso and HiPress when their plan has nothing else):
 // not launch-scheduled or forward-planned schemes (ByteScheduler, DeAR), not
 // the sparse allreduces (Ok-Topk, gTop-k, SparDL, CaSync's ring, ...), not CPU
-// offload, hybrid collectives, pad-to-max alignment, or fixed-k alignment of a
-// threshold sparsifier (align_to_count is host code).
+// offload, pad-to-max alignment, or fixed-k alignment of a threshold
+// sparsifier (align_to_count is host code). A hybrid bucket (part of its range
+// allreduced, part allgathered) is two such buckets over one range.
 std::string resident_refusal(const policy::Scheme& scheme);
 
 }  // namespace sparsefuse::runtime

@@ -66,13 +66,24 @@ class HostPlane : public PayloadPlane {
   int* calls_;
 };
 
+// One rank over the loopback communicator, --check on, payloads in a HostPlane
+// that counts its calls in CALLS.
+RunOutcome run_through_host_plane(const model::Scenario& s, model::ScenarioPlan& plan, int* calls) {
+  CommThread comm([] { return std::make_unique<LoopbackCommunicator>(); });
+  RunOptions options;
+  options.check = true;
+  options.transport = "loopback";
+  options.make_plane = [calls](const ModelLayout& layout) { return std::make_unique<HostPlane>(layout, calls); };
+  return run_scenario(s, plan, comm, options);
+}
+
 // Hand-listed: the presets whose payloads may stay on the device, for this
 // scenario (a plan's acceptance depends on its buffers: HiPress here sends no
 // tensor through its CaSync ring, Espresso compresses none on the CPU).
 const std::set<std::string> kResident = {
-    "adtopk",  "adtopk-i", "adtopk-p", "cupcake", "ddp",     "dear",           "espresso",
-    "fgbuff",  "hipress",  "horovod",  "mgwfbp",  "omgs",    "rgmerge",        "rgmerge-dynamic",
-    "saf",     "ssfusion", "syncea",   "syncea-topk", "topk-layerwise", "wfbp"};
+    "adtopk",  "adtopk-h", "adtopk-i", "adtopk-p", "cupcake",  "ddp",    "dear",           "espresso",
+    "fgbuff",  "hipress",  "horovod",  "mgwfbp",   "omgs",     "rgmerge", "rgmerge-dynamic", "saf",
+    "ssfusion", "ssfusion-i", "syncea", "syncea-topk", "topk-layerwise", "wfbp"};
 
 TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
   std::set<std::string> accepted;
@@ -84,19 +95,37 @@ TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
     auto plan = plan_for_runtime(s, 1);
     const std::string refusal = resident_refusal(plan->scheme());
     if (refusal.empty()) accepted.insert(preset);
-    CommThread comm([] { return std::make_unique<LoopbackCommunicator>(); });
     int calls = 0;
-    RunOptions options;
-    options.check = true;
-    options.transport = "loopback";
-    options.make_plane = [&calls](const ModelLayout& layout) { return std::make_unique<HostPlane>(layout, &calls); };
-    const RunOutcome outcome = run_scenario(s, *plan, comm, options);
+    const RunOutcome outcome = run_through_host_plane(s, *plan, &calls);
     EXPECT_EQ(outcome.check_failure, "");
     if (!outcome.check_failure.empty()) continue;
     EXPECT_EQ(outcome.executor["payloads"], refusal.empty() ? "device" : "host-staged (" + refusal + ")");
     EXPECT_EQ(calls > 0, refusal.empty()) << "the plane packs every flush of an accepted scheme";
   }
   EXPECT_EQ(accepted, kResident);
+}
+
+// SSFusion-I's buffers of a bias and a weight are hybrid: the bias's
+// allreduce and the weight's allgather each carry part of the range (the
+// plane gathers, and scatters back, only the carried tensors).
+TEST(PayloadPlane, HybridBucketsCarryPartOfTheirRangeThroughThePlane) {
+  Json doc = {{"model", {{"trace", "tests/data/mixed40.json"}}}, {"workers", 1}, {"warmup_iterations", 1},
+              {"iterations", 2}, {"scheme", "ssfusion-i"}, {"compression", {{"density", 0.1}}}};
+  const model::Scenario s = model::parse_scenario(doc, "mixed40.json");
+  auto plan = plan_for_runtime(s, 1);
+  ASSERT_EQ(resident_refusal(plan->scheme()), "");
+  int calls = 0;
+  const RunOutcome outcome = run_through_host_plane(s, *plan, &calls);
+  EXPECT_EQ(outcome.check_failure, "");
+  EXPECT_EQ(outcome.executor["payloads"], "device");
+  int partial_allreduces = 0, partial_allgathers = 0;
+  for (const auto& b : outcome.result.buckets) {
+    if (b.bucket.tensors() != 2 || b.bucket.elements >= 100'100) continue;
+    partial_allreduces += b.bucket.collective == Collective::kAllreduce;
+    partial_allgathers += b.bucket.collective == Collective::kAllgather;
+  }
+  EXPECT_GT(partial_allreduces, 0);
+  EXPECT_GT(partial_allgathers, 0);
 }
 
 // A plan is resident when every buffer is a dense allreduce or an allgather

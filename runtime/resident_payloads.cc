@@ -65,13 +65,25 @@ void ResidentPayloads::fill(BucketExchange& x) {
   Payload& p = payload_of(x);
   const cudaStream_t stream = compressor_.compression_stream();
   const int64_t base = layout_.offset[b.first_tensor];
-  if (b.sparse != policy::SparseAllreduce::kNone || !x.carries_whole_range()) {
+  if (b.sparse != policy::SparseAllreduce::kNone) {
     throw std::logic_error(describe_flush(x) +
                            ": not a bucket the device-resident path runs (resident_refusal let it through)");
   }
-  if (policy::dense_reduction(b)) {  // the gradient range itself is the payload
+  if (policy::dense_reduction(b) && x.carries_whole_range()) {  // the gradient range itself is the payload
     x.dense = gradient_.data() + base + b.first_element;
     x.sent_count = b.elements;
+  } else if (policy::dense_reduction(b)) {  // a hybrid bucket's dense tensors, gathered into the payload
+    float* out = p.values.at_least(b.elements);
+    x.dense = out;
+    x.sent_count = b.elements;
+    for (const Segment& s : x.segments) {
+      if (!s.included) continue;
+      const int64_t n = layout_.elements(s.first, s.end);
+      check(cudaMemcpyAsync(out, gradient_.data() + layout_.offset[s.first], size_t(n) * sizeof(float),
+                            cudaMemcpyDeviceToDevice, stream),
+            "cudaMemcpyAsync(hybrid dense segments)");
+      out += n;
+    }
   } else {
     const int64_t total = pack_layout(x, layout_, [&](int id) { return slots_[size_t(id)].count; });
     int32_t* local = p.local.at_least(total);
@@ -141,23 +153,45 @@ void ResidentPayloads::apply_result(BucketExchange& x, Communicator& comm) {
     if (x.stage < 0) throw std::logic_error(describe_flush(x) + ": a reduce-scatter without a forward stage");
     cuda::average(payload_of(x).gathered_values.data(), x.shard, comm.size(), shards_[x.stage].at_least(x.shard),
                   nccl.stream());
-  } else if (b.collective == Collective::kAllreduce) {
+  } else if (b.collective == Collective::kAllreduce && x.carries_whole_range()) {
     cuda::average(x.dense, x.sent_count, comm.size(), aggregate_.data() + (x.dense - gradient_.data()), nccl.stream());
-  } else {
-    // fill() accepted whole ranges only: the pairs land straight in the average.
-    const Payload& p = payload_of(x);
-    const int64_t total = std::accumulate(x.counts.begin(), x.counts.end(), int64_t(0));
-    const int64_t n = layout_.elements(b.first_tensor, b.end_tensor);
-    float* dense = aggregate_.data() + layout_.offset[b.first_tensor];
-    if (b.alignment == policy::Alignment::kEqualSlices) {
-      x.lost = cuda::unpack_equal_slices(p.gathered_values.data(), p.gathered_indices.data(), total, comm.size(), n,
-                                         dense, unpack_workspace_, nccl.stream());
-    } else {
-      cuda::unpack(p.gathered_values.data(), p.gathered_indices.data(), x.counts, n, dense, unpack_workspace_,
-                   nccl.stream());
+  } else if (b.collective == Collective::kAllreduce) {  // a hybrid bucket's dense tensors, back to their places
+    const float* sum = x.dense;
+    for (const Segment& s : x.segments) {
+      if (!s.included) continue;
+      const int64_t n = layout_.elements(s.first, s.end);
+      cuda::average(sum, n, comm.size(), aggregate_.data() + layout_.offset[s.first], nccl.stream());
+      sum += n;
     }
+  } else {
+    unpack_pairs(x, comm.size(), nccl.stream());
   }
   check(cudaStreamSynchronize(nccl.stream()), "cudaStreamSynchronize(communication)");
+}
+
+// The gathered pairs averaged into the bucket's range: straight into the
+// average when the bucket carries all of it, else (a hybrid bucket's sparse
+// tensors) through a scratch range whose carried tensors are copied over.
+void ResidentPayloads::unpack_pairs(BucketExchange& x, int ranks, cudaStream_t stream) {
+  const policy::Bucket& b = x.bucket;
+  const Payload& p = payload_of(x);
+  const int64_t total = std::accumulate(x.counts.begin(), x.counts.end(), int64_t(0));
+  const int64_t n = layout_.elements(b.first_tensor, b.end_tensor), base = layout_.offset[b.first_tensor];
+  const bool whole = x.carries_whole_range();
+  float* dense = whole ? aggregate_.data() + base : unpack_scratch_.at_least(n);
+  if (b.alignment == policy::Alignment::kEqualSlices) {
+    x.lost = cuda::unpack_equal_slices(p.gathered_values.data(), p.gathered_indices.data(), total, ranks, n, dense,
+                                       unpack_workspace_, stream);
+  } else {
+    cuda::unpack(p.gathered_values.data(), p.gathered_indices.data(), x.counts, n, dense, unpack_workspace_, stream);
+  }
+  if (whole) return;
+  for (const Segment& s : x.segments) {
+    if (!s.included) continue;
+    check(cudaMemcpyAsync(aggregate_.data() + layout_.offset[s.first], dense + (layout_.offset[s.first] - base),
+                          size_t(layout_.elements(s.first, s.end)) * sizeof(float), cudaMemcpyDeviceToDevice, stream),
+          "cudaMemcpyAsync(hybrid sparse segments)");
+  }
 }
 
 void ResidentPayloads::all_gather_stage(int stage, const policy::Bucket& group, Communicator& comm) {

@@ -14,7 +14,9 @@
 //  - the collective (communication thread, NcclCommunicator's stream, after
 //    that event): the ranks' (count, fingerprint) go over the host
 //    communicator, then ncclAllReduce in place or the grouped broadcasts of
-//    the pairs, device to device;
+//    the pairs, device to device (a hybrid bucket's dense tensors are first
+//    gathered into its payload, its sparse ones unpacked through a scratch
+//    range: each of the two collectives carries part of the range);
 //  - the average (same stream): kernels::cuda::unpack or
 //    unpack_equal_slices of the gathered pairs, or the sum / P, into the
 //    device's averaged gradient;
@@ -67,6 +69,7 @@ class ResidentPayloads : public PayloadPlane {
   };
 
   void reduce_scatter(BucketExchange& exchange, NcclCommunicator& nccl);
+  void unpack_pairs(BucketExchange& exchange, int ranks, cudaStream_t stream);
 
   const ModelLayout& layout_;
   CudaCompressor compressor_;
@@ -75,6 +78,7 @@ class ResidentPayloads : public PayloadPlane {
   std::vector<Slot> slots_;  // by selection id (at most one per tensor)
   std::map<int, kernels::cuda::DeviceBuffer<float>> shards_;  // DeAR: by forward stage, this rank's averages
   kernels::cuda::DeviceBuffer<float> gathered_shards_;         // DeAR: a stage's all-gather
+  kernels::cuda::DeviceBuffer<float> unpack_scratch_;          // a hybrid bucket's sparse range
 };
 
 }  // namespace sparsefuse::runtime
