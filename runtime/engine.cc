@@ -171,7 +171,9 @@ int64_t RankEngine::select(const policy::CompressionRequest& r) {
 // on; the flush carrying it waits for it. Its count is not known yet: the
 // policy is told the expected one (the exchange sends the real one).
 policy::CompressionOutcome RankEngine::compress_offloaded(const policy::CompressionRequest& r, TimeNs now) {
-  if (plane_) throw std::logic_error("a payload plane compresses inline only (resident_refusal)");
+  if (plane_ && (r.placement != policy::Placement::kCpuOffload || r.error_feedback)) {
+    throw std::logic_error("a payload plane takes CPU selections without error feedback only (resident_refusal)");
+  }
   if (!offload_) offload_ = std::make_unique<OffloadPool>(layout_, config_.cpu_threads);
   const int id = reserve_selection(r);
   RangeSelection* slot = &selections_[id];  // reserved: no reallocation
@@ -279,12 +281,24 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
         if (!raw->offload_jobs.empty()) {
           for (uint64_t job : raw->offload_jobs) offload_->wait(job);
           raw->segments = bucket_segments(raw->bucket, layout_, compressed_by_, selections_);
+          if (plane_) hand_offloaded_to_plane(*raw);
           fill(*raw);
         }
         execute(*raw, comm);
       },
       describe_flush(*x));
   exchanges_.push_back(std::move(x));
+}
+
+// The CPU's selections (from the host copy of the gradient, which is the
+// plane's too) go to the plane that packs them; without error feedback the
+// values they send are the gradient's own, already on the plane.
+void RankEngine::hand_offloaded_to_plane(const BucketExchange& x) {
+  for (const Segment& s : x.segments) {
+    if (s.selection >= 0 && offload_jobs_[size_t(s.selection)]) {
+      plane_->adopt_selection(s.selection, selections_[size_t(s.selection)]);
+    }
+  }
 }
 
 void RankEngine::copy_plane_state() {

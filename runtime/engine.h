@@ -219,6 +219,7 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   void post_gather(int stage);
   TimeNs scaled(TimeNs trace_ns) const;
   void expect(Phase phase, const char* call) const;
+  void hand_offloaded_to_plane(const BucketExchange& exchange);
   std::unique_ptr<BucketExchange> reuse_exchange();
   // Records that tensors [FIRST, END) are selected into slot (returned) of selections_.
   int reserve_range(int first, int end);

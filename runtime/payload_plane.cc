@@ -49,7 +49,10 @@ std::string resident_refusal(const policy::Scheme& scheme) {
   const auto* sparse = dynamic_cast<const policy::SparseScheme*>(&scheme);
   if (!sparse) return "its buckets are not the plane's";
   const policy::SparseOptions& o = sparse->options();
-  if (o.compress_on != policy::Placement::kGpuInline) return "it compresses off the compute stream";
+  if (o.compress_on == policy::Placement::kGpuSideStream) return "it compresses on a side stream";
+  if (o.compress_on == policy::Placement::kCpuOffload && o.error_feedback != policy::ErrorFeedback::kNone) {
+    return "error feedback of a CPU-offloaded selection lives on the host";
+  }
   if (o.alignment == policy::Alignment::kPadToMax) return "pad-to-max alignment pads on the host";
   if (o.alignment == policy::Alignment::kFixed && threshold(o.sparsifier)) return kFixedThreshold;
   return "";

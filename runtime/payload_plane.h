@@ -32,6 +32,10 @@ class PayloadPlane {
   // SLOT for the flush that carries it (error feedback as Compressor::compress
   // does it; the sent values written over the gradient). Returns the count.
   virtual int64_t compress(const policy::CompressionRequest& r, int slot, const SelectionKey& key) = 0;
+  // The communication thread, before fill: a selection a CPU thread made
+  // (from the host copy of the gradient, no error feedback) becomes SLOT's,
+  // as if compress had made it; the values it sends are the gradient's.
+  virtual void adopt_selection(int slot, const RangeSelection& selection) = 0;
   // The engine's thread, once exchange.segments are set: the payload
   // (exchange.sent_count; for an allgather, the pairs packed on the device).
   virtual void fill(BucketExchange& exchange) = 0;
@@ -54,12 +58,15 @@ class PayloadPlane {
 // device path runs buckets that are dense allreduces of whole ranges or
 // allgathers of inline selections, decided by per-worker policies, agreed by
 // Horovod's negotiation (Horovod, RGMerge-dynamic) or fixed by a plan of such
-// buffers (Cupcake; Espresso and HiPress when their plan has nothing else):
-// not launch-scheduled or forward-planned schemes (ByteScheduler, DeAR), not
-// the sparse allreduces (Ok-Topk, gTop-k, SparDL, CaSync's ring, ...), not CPU
-// offload, pad-to-max alignment, or fixed-k alignment of a threshold
-// sparsifier (align_to_count is host code). A hybrid bucket (part of its range
-// allreduced, part allgathered) is two such buckets over one range.
+// buffers (Cupcake; Espresso and HiPress when their plan has nothing else),
+// and DeAR's reduce-scatters and forward all-gathers: not a launch scheduler
+// (ByteScheduler), not the sparse allreduces (Ok-Topk, gTop-k, SparDL, CaSync's
+// ring, ...), not selections on a side stream, CPU offload with error
+// feedback (the residual would live on the host), pad-to-max alignment, or
+// fixed-k alignment of a threshold sparsifier (align_to_count is host code).
+// A hybrid bucket (part of its range allreduced, part allgathered) is two such
+// buckets over one range; a CPU-offloaded selection is made on the host and
+// handed over (adopt_selection).
 std::string resident_refusal(const policy::Scheme& scheme);
 
 }  // namespace sparsefuse::runtime

@@ -19,20 +19,27 @@ namespace {
 
 class HostPlane : public PayloadPlane {
  public:
-  explicit HostPlane(const ModelLayout& layout, int* calls)
+  struct Calls {
+    int all = 0, adopted = 0;  // every plane call; adopt_selection's
+  };
+  explicit HostPlane(const ModelLayout& layout, Calls* calls)
       : layout_(layout), compressor_(layout), gradient_(size_t(layout.total())), residual_(gradient_.size(), 0.0f),
         aggregate_(gradient_.size(), 0.0f), selections_(size_t(layout.tensors())), calls_(calls) {}
   void load_gradient(const float* gradient) override { gradient_.assign(gradient, gradient + gradient_.size()); }
   int64_t compress(const policy::CompressionRequest& r, int slot, const SelectionKey& key) override {
-    ++*calls_;
+    ++calls_->all;
     RangeSelection& s = selections_.at(size_t(slot));
     s = {r.first_tensor, r.end_tensor, compressor_.compress(r, gradient_.data(), residual_.data(), key)};
     float* send = gradient_.data() + layout_.offset[r.first_tensor];  // the gradient is the send buffer
     for (size_t j = 0; j < s.selection.indices.size(); ++j) send[s.selection.indices[j]] = s.selection.values[j];
     return int64_t(s.selection.size());
   }
+  void adopt_selection(int slot, const RangeSelection& selection) override {
+    ++calls_->all, ++calls_->adopted;
+    selections_.at(size_t(slot)) = selection;
+  }
   void fill(BucketExchange& x) override {
-    ++*calls_;
+    ++calls_->all;
     fill_payload(x, layout_, gradient_.data(), selections_);
   }
   void run_collective(BucketExchange& x, Communicator& comm) override { runtime::run_collective(x, comm); }
@@ -45,7 +52,7 @@ class HostPlane : public PayloadPlane {
     runtime::apply_result(x, layout_, comm.size(), aggregate_.data(), scratch_);
   }
   void all_gather_stage(int stage, const policy::Bucket& group, Communicator& comm) override {
-    ++*calls_;
+    ++calls_->all;
     const std::vector<float>& shard = shards_.at(stage);
     std::vector<float> gathered(shard.size() * size_t(comm.size()));
     comm.allgather_values(shard.data(), gathered.data(), int64_t(shard.size()));
@@ -63,12 +70,12 @@ class HostPlane : public PayloadPlane {
   std::vector<float> gradient_, residual_, aggregate_, scratch_;
   std::vector<RangeSelection> selections_;
   std::map<int, std::vector<float>> shards_;  // DeAR: by forward stage
-  int* calls_;
+  Calls* calls_;
 };
 
 // One rank over the loopback communicator, --check on, payloads in a HostPlane
 // that counts its calls in CALLS.
-RunOutcome run_through_host_plane(const model::Scenario& s, model::ScenarioPlan& plan, int* calls) {
+RunOutcome run_through_host_plane(const model::Scenario& s, model::ScenarioPlan& plan, HostPlane::Calls* calls) {
   CommThread comm([] { return std::make_unique<LoopbackCommunicator>(); });
   RunOptions options;
   options.check = true;
@@ -83,7 +90,7 @@ RunOutcome run_through_host_plane(const model::Scenario& s, model::ScenarioPlan&
 const std::set<std::string> kResident = {
     "adtopk",  "adtopk-h", "adtopk-i", "adtopk-p", "cupcake",  "ddp",    "dear",           "espresso",
     "fgbuff",  "hipress",  "horovod",  "mgwfbp",   "omgs",     "rgmerge", "rgmerge-dynamic", "saf",
-    "ssfusion", "ssfusion-i", "syncea", "syncea-topk", "topk-layerwise", "wfbp"};
+    "ssfusion", "ssfusion-i", "ssfusion-o", "syncea", "syncea-topk", "topk-layerwise", "wfbp"};
 
 TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
   std::set<std::string> accepted;
@@ -95,29 +102,37 @@ TEST(PayloadPlane, EveryAcceptedPresetPassesTheOracleThroughThePlane) {
     auto plan = plan_for_runtime(s, 1);
     const std::string refusal = resident_refusal(plan->scheme());
     if (refusal.empty()) accepted.insert(preset);
-    int calls = 0;
+    HostPlane::Calls calls;
     const RunOutcome outcome = run_through_host_plane(s, *plan, &calls);
     EXPECT_EQ(outcome.check_failure, "");
     if (!outcome.check_failure.empty()) continue;
     EXPECT_EQ(outcome.executor["payloads"], refusal.empty() ? "device" : "host-staged (" + refusal + ")");
-    EXPECT_EQ(calls > 0, refusal.empty()) << "the plane packs every flush of an accepted scheme";
+    EXPECT_EQ(calls.all > 0, refusal.empty()) << "the plane packs every flush of an accepted scheme";
   }
   EXPECT_EQ(accepted, kResident);
+}
+
+// SCHEME on tests/data/mixed40.json (a bias and a 200 x 500 weight per
+// buffer of two), one rank, through a HostPlane counting into CALLS; the
+// scheme must be accepted and pass --check.
+RunOutcome mixed40_through_host_plane(const Json& scheme, HostPlane::Calls* calls) {
+  Json doc = {{"model", {{"trace", "tests/data/mixed40.json"}}}, {"workers", 1}, {"warmup_iterations", 1},
+              {"iterations", 2}, {"scheme", scheme}, {"compression", {{"density", 0.1}}}};
+  const model::Scenario s = model::parse_scenario(doc, "mixed40.json");
+  auto plan = plan_for_runtime(s, 1);
+  EXPECT_EQ(resident_refusal(plan->scheme()), "");
+  RunOutcome outcome = run_through_host_plane(s, *plan, calls);
+  EXPECT_EQ(outcome.check_failure, "");
+  if (outcome.check_failure.empty()) EXPECT_EQ(outcome.executor["payloads"], "device");
+  return outcome;
 }
 
 // SSFusion-I's buffers of a bias and a weight are hybrid: the bias's
 // allreduce and the weight's allgather each carry part of the range (the
 // plane gathers, and scatters back, only the carried tensors).
 TEST(PayloadPlane, HybridBucketsCarryPartOfTheirRangeThroughThePlane) {
-  Json doc = {{"model", {{"trace", "tests/data/mixed40.json"}}}, {"workers", 1}, {"warmup_iterations", 1},
-              {"iterations", 2}, {"scheme", "ssfusion-i"}, {"compression", {{"density", 0.1}}}};
-  const model::Scenario s = model::parse_scenario(doc, "mixed40.json");
-  auto plan = plan_for_runtime(s, 1);
-  ASSERT_EQ(resident_refusal(plan->scheme()), "");
-  int calls = 0;
-  const RunOutcome outcome = run_through_host_plane(s, *plan, &calls);
-  EXPECT_EQ(outcome.check_failure, "");
-  EXPECT_EQ(outcome.executor["payloads"], "device");
+  HostPlane::Calls calls;
+  const RunOutcome outcome = mixed40_through_host_plane("ssfusion-i", &calls);
   int partial_allreduces = 0, partial_allgathers = 0;
   for (const auto& b : outcome.result.buckets) {
     if (b.bucket.tensors() != 2 || b.bucket.elements >= 100'100) continue;
@@ -126,6 +141,23 @@ TEST(PayloadPlane, HybridBucketsCarryPartOfTheirRangeThroughThePlane) {
   }
   EXPECT_GT(partial_allreduces, 0);
   EXPECT_GT(partial_allgathers, 0);
+}
+
+// CPU selections (SSFusion-O's, no error feedback) are made from the host
+// copy of the gradient and handed to the plane, which packs them with the
+// GPU's; with error feedback an offloaded selection stays on the host path.
+// The preset's greedy walk offloads nothing on this small trace; sparsifying
+// ahead of fusion offloads the 20 biases. Top-k, so that the oracle, which
+// recomputes exact selections, would miss a selection the plane never got.
+TEST(PayloadPlane, CpuSelectionsAreHandedToThePlane) {
+  Json scheme = {{"preset", "ssfusion-o"}, {"placement", "ahead"}, {"sparsifier", "topk"}};
+  HostPlane::Calls calls;
+  mixed40_through_host_plane(scheme, &calls);
+  EXPECT_GT(calls.adopted, 0) << "the plan offloads no selection on this trace: the test tests nothing";
+  scheme["error_feedback"] = "tensor";
+  Json doc = {{"model", {{"trace", "tests/data/mixed40.json"}}}, {"workers", 1}, {"scheme", scheme}};
+  EXPECT_EQ(resident_refusal(plan_for_runtime(model::parse_scenario(doc, "mixed40.json"), 1)->scheme()),
+            "error feedback of a CPU-offloaded selection lives on the host");
 }
 
 // A plan is resident when every buffer is a dense allreduce or an allgather

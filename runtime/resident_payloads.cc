@@ -60,6 +60,16 @@ int64_t ResidentPayloads::compress(const policy::CompressionRequest& r, int slot
   return s.count;
 }
 
+// Synchronous: the copy back of a CPU selection's indices is part of what
+// offloading costs (SSFusion-O copies them back too).
+void ResidentPayloads::adopt_selection(int slot, const RangeSelection& selection) {
+  Slot& s = slots_.at(size_t(slot));
+  s.count = int64_t(selection.selection.indices.size());
+  check(cudaMemcpy(s.indices.at_least(s.count), selection.selection.indices.data(), size_t(s.count) * sizeof(int32_t),
+                   cudaMemcpyHostToDevice),
+        "cudaMemcpy(offloaded selection)");
+}
+
 void ResidentPayloads::fill(BucketExchange& x) {
   const policy::Bucket& b = x.bucket;
   Payload& p = payload_of(x);

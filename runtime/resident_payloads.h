@@ -55,6 +55,7 @@ class ResidentPayloads : public PayloadPlane {
 
   void load_gradient(const float* gradient) override;
   int64_t compress(const policy::CompressionRequest& r, int slot, const SelectionKey& key) override;
+  void adopt_selection(int slot, const RangeSelection& selection) override;
   void fill(BucketExchange& exchange) override;
   void run_collective(BucketExchange& exchange, Communicator& comm) override;
   void apply_result(BucketExchange& exchange, Communicator& comm) override;
