@@ -37,6 +37,9 @@ struct CountBand {
 // kernels leave these bands on many inputs: docs/sparsifier-counts.md).
 CountBand count_band(Sparsifier s);
 
+// DGC, Gaussiank, RedSync, SIDCo: the methods whose count varies around k.
+inline bool threshold_sparsifier(Sparsifier s) { return !count_band(s).exact(); }
+
 // The count the band model gives a uniform draw U in [0, 1) for a target of
 // K elements out of ELEMENTS: the first at_high of U's range gives
 // round(k * high), the rest spreads over [low, high); clamped to

@@ -10,13 +10,6 @@ namespace sparsefuse::runtime {
 using kernels::cuda::check;
 using policy::Sparsifier;
 
-namespace {
-
-// DGC, Gaussiank, RedSync, SIDCo: the methods whose count varies (policy/sparsifier.h).
-bool threshold_method(Sparsifier s) { return !policy::count_band(s).exact(); }
-
-}  // namespace
-
 CudaCompressor::CudaCompressor(const ModelLayout& layout, int device) : Compressor(layout) {
   check(cudaSetDevice(device), "cudaSetDevice");
   check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate(compute)");
@@ -137,7 +130,7 @@ kernels::Selection CudaCompressor::compress(const policy::CompressionRequest& r,
     selection = download(select_on_device(r, x_.data(), key));
   }
   stop_timing();
-  if (threshold_method(r.sparsifier) && r.align_to_expected) {
+  if (policy::threshold_sparsifier(r.sparsifier) && r.align_to_expected) {
     selection = align_to_count(std::move(selection), host_x, n, r.expected_count);
   }
   if (r.error_feedback && !fused) {
@@ -149,7 +142,7 @@ kernels::Selection CudaCompressor::compress(const policy::CompressionRequest& r,
 int64_t CudaCompressor::compress_resident(const policy::CompressionRequest& r, float* grad, float* residual,
                                           const SelectionKey& key, int32_t* sent_indices) {
   check_request(r);
-  if (threshold_method(r.sparsifier) && r.align_to_expected) {
+  if (policy::threshold_sparsifier(r.sparsifier) && r.align_to_expected) {
     throw std::logic_error("fixed-k alignment of a threshold method runs on the host (align_to_count), not resident");
   }
   const int64_t base = layout().offset[r.first_tensor], n = r.elements;

@@ -50,8 +50,8 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
     for (size_t g = 0; g < gathers_.size(); ++g) {
       const policy::ForwardStage& stage = forward_plan_->stages[g];
       for (int t = stage.first_tensor; t < stage.end_tensor; ++t) stage_of_[size_t(t)] = int(g);
-      const int64_t P = comm.size();
-      if (stage.has_deferred) gathers_[g].shard.assign(size_t((stage.deferred.elements + P - 1) / P), 0.0f);
+      if (!stage.has_deferred) continue;
+      gathers_[g].shard.assign(size_t(reduce_scatter_block(stage.deferred.elements, comm.size())), 0.0f);
     }
   }
   if (plane_ && scheduled_) throw std::logic_error("a payload plane runs no launch scheduler (resident_refusal)");

@@ -132,9 +132,7 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
     x.values.resize(size_t(x.sent_count));
     x.dense = x.values.data();
     float* out = x.values.data();
-    for (const Segment& s : x.segments) {
-      if (s.included) out = std::copy(send + layout.offset[s.first], send + layout.offset[s.end], out);
-    }
+    for_each_carried(x, layout, [&](int64_t at, int64_t n) { out = std::copy(send + at, send + at + n, out); });
     return;
   }
   const int64_t total = pack_layout(x, layout, [&](int id) { return int64_t(selections[id].selection.size()); });
@@ -203,7 +201,7 @@ void run_collective(BucketExchange& x, Communicator& comm) {
     // P equal blocks: a range that does not divide is padded with zeros
     // (copied, reusing VALUES); rank r keeps the sums of block r.
     const int64_t n = x.bucket.elements;
-    x.shard = (n + P - 1) / P;
+    x.shard = reduce_scatter_block(n, P);
     const float* in = x.dense;
     if (x.shard * P != n) {
       x.values.resize(size_t(x.shard * P));
@@ -253,12 +251,10 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
       kernels::average(sum, x.bucket.elements, ranks, aggregate + base + x.bucket.first_element);
       return;
     }
-    for (const Segment& s : x.segments) {
-      if (!s.included) continue;
-      const int64_t n = layout.elements(s.first, s.end);
-      kernels::average(sum, n, ranks, aggregate + layout.offset[s.first]);
+    for_each_carried(x, layout, [&](int64_t at, int64_t n) {
+      kernels::average(sum, n, ranks, aggregate + at);
       sum += n;
-    }
+    });
     return;
   }
   const int64_t n = layout.elements(x.bucket.first_tensor, x.bucket.end_tensor);
@@ -272,11 +268,9 @@ void apply_result(BucketExchange& x, const ModelLayout& layout, int ranks, float
     kernels::unpack(x.gathered_values.data(), x.gathered_indices.data(), x.counts, n, dense);
   }
   if (whole) return;
-  for (const Segment& s : x.segments) {
-    if (!s.included) continue;
-    std::copy(dense + (layout.offset[s.first] - base), dense + (layout.offset[s.end] - base),
-              aggregate + layout.offset[s.first]);
-  }
+  for_each_carried(x, layout, [&](int64_t at, int64_t n) {
+    std::copy(dense + (at - base), dense + (at - base + n), aggregate + at);
+  });
 }
 
 }  // namespace sparsefuse::runtime

@@ -122,6 +122,20 @@ struct BucketExchange {
   bool sums_in_gradient() const;
 };
 
+// Calls FN(offset, n) for each tensor range EXCHANGE carries, in order:
+// OFFSET into the flat layout, N elements. A hybrid bucket's collective
+// carries only some of its range; its dense payload holds them back to back.
+template <class Fn>
+void for_each_carried(const BucketExchange& exchange, const ModelLayout& layout, Fn&& fn) {
+  for (const Segment& s : exchange.segments) {
+    if (s.included) fn(layout.offset[s.first], layout.elements(s.first, s.end));
+  }
+}
+
+// A reduce-scatter's block of ELEMENTS over RANKS: P equal blocks, the range
+// padded with zeros when it does not divide (DeAR keeps block r on rank r).
+inline int64_t reduce_scatter_block(int64_t elements, int64_t ranks) { return (elements + ranks - 1) / ranks; }
+
 // "flush #K of iteration I (allgather of tensors [a, b))": how the engine's
 // jobs and every error about a flush name it.
 std::string describe_flush(const BucketExchange& exchange);

@@ -13,8 +13,6 @@ namespace {
 
 const char* const kFixedThreshold = "fixed-k alignment of a threshold sparsifier";
 
-bool threshold(policy::Sparsifier s) { return !policy::count_band(s).exact(); }
-
 // A plan of dense allreduces and allgathers of inline selections (Cupcake,
 // and Espresso where it places no compression on the CPU) runs on the
 // device like a worker policy's buckets; sparse allreduces do not.
@@ -36,7 +34,7 @@ std::string resident_refusal(const policy::Scheme& scheme) {
   // merged buffer's selection is aligned to k on every worker.
   if (const auto* horovod = dynamic_cast<const policy::HorovodScheme*>(&scheme)) {
     const policy::HorovodOptions& o = horovod->options();
-    return o.density < 1.0 && threshold(o.sparsifier) ? kFixedThreshold : "";
+    return o.density < 1.0 && policy::threshold_sparsifier(o.sparsifier) ? kFixedThreshold : "";
   }
   if (scheme.make_coordinator()) return "a coordinator negotiates its buckets";
   if (const auto* planned = dynamic_cast<const policy::PlannedScheme*>(&scheme)) return planned_refusal(*planned);
@@ -54,7 +52,7 @@ std::string resident_refusal(const policy::Scheme& scheme) {
     return "error feedback of a CPU-offloaded selection lives on the host";
   }
   if (o.alignment == policy::Alignment::kPadToMax) return "pad-to-max alignment pads on the host";
-  if (o.alignment == policy::Alignment::kFixed && threshold(o.sparsifier)) return kFixedThreshold;
+  if (o.alignment == policy::Alignment::kFixed && policy::threshold_sparsifier(o.sparsifier)) return kFixedThreshold;
   return "";
 }
 

@@ -86,14 +86,11 @@ void ResidentPayloads::fill(BucketExchange& x) {
     float* out = p.values.at_least(b.elements);
     x.dense = out;
     x.sent_count = b.elements;
-    for (const Segment& s : x.segments) {
-      if (!s.included) continue;
-      const int64_t n = layout_.elements(s.first, s.end);
-      check(cudaMemcpyAsync(out, gradient_.data() + layout_.offset[s.first], size_t(n) * sizeof(float),
-                            cudaMemcpyDeviceToDevice, stream),
+    for_each_carried(x, layout_, [&](int64_t at, int64_t n) {
+      check(cudaMemcpyAsync(out, gradient_.data() + at, size_t(n) * sizeof(float), cudaMemcpyDeviceToDevice, stream),
             "cudaMemcpyAsync(hybrid dense segments)");
       out += n;
-    }
+    });
   } else {
     const int64_t total = pack_layout(x, layout_, [&](int id) { return slots_[size_t(id)].count; });
     int32_t* local = p.local.at_least(total);
@@ -142,7 +139,7 @@ void ResidentPayloads::run_collective(BucketExchange& x, Communicator& comm) {
 void ResidentPayloads::reduce_scatter(BucketExchange& x, NcclCommunicator& nccl) {
   Payload& p = payload_of(x);
   const int64_t n = x.bucket.elements, P = nccl.size();
-  x.shard = (n + P - 1) / P;
+  x.shard = reduce_scatter_block(n, P);
   x.sent_count = x.shard * P;
   const float* in = x.dense;
   if (x.sent_count != n) {
@@ -167,12 +164,10 @@ void ResidentPayloads::apply_result(BucketExchange& x, Communicator& comm) {
     cuda::average(x.dense, x.sent_count, comm.size(), aggregate_.data() + (x.dense - gradient_.data()), nccl.stream());
   } else if (b.collective == Collective::kAllreduce) {  // a hybrid bucket's dense tensors, back to their places
     const float* sum = x.dense;
-    for (const Segment& s : x.segments) {
-      if (!s.included) continue;
-      const int64_t n = layout_.elements(s.first, s.end);
-      cuda::average(sum, n, comm.size(), aggregate_.data() + layout_.offset[s.first], nccl.stream());
+    for_each_carried(x, layout_, [&](int64_t at, int64_t n) {
+      cuda::average(sum, n, comm.size(), aggregate_.data() + at, nccl.stream());
       sum += n;
-    }
+    });
   } else {
     unpack_pairs(x, comm.size(), nccl.stream());
   }
@@ -196,12 +191,11 @@ void ResidentPayloads::unpack_pairs(BucketExchange& x, int ranks, cudaStream_t s
     cuda::unpack(p.gathered_values.data(), p.gathered_indices.data(), x.counts, n, dense, unpack_workspace_, stream);
   }
   if (whole) return;
-  for (const Segment& s : x.segments) {
-    if (!s.included) continue;
-    check(cudaMemcpyAsync(aggregate_.data() + layout_.offset[s.first], dense + (layout_.offset[s.first] - base),
-                          size_t(layout_.elements(s.first, s.end)) * sizeof(float), cudaMemcpyDeviceToDevice, stream),
+  for_each_carried(x, layout_, [&](int64_t at, int64_t n) {
+    check(cudaMemcpyAsync(aggregate_.data() + at, dense + (at - base), size_t(n) * sizeof(float),
+                          cudaMemcpyDeviceToDevice, stream),
           "cudaMemcpyAsync(hybrid sparse segments)");
-  }
+  });
 }
 
 void ResidentPayloads::all_gather_stage(int stage, const policy::Bucket& group, Communicator& comm) {
@@ -210,7 +204,7 @@ void ResidentPayloads::all_gather_stage(int stage, const policy::Bucket& group, 
   if (mine == shards_.end()) {
     throw std::logic_error(fmt::format("the all-gather of forward stage {} before its reduce-scatter", stage));
   }
-  const int64_t P = comm.size(), shard = (group.elements + P - 1) / P;
+  const int64_t P = comm.size(), shard = reduce_scatter_block(group.elements, P);
   float* all = gathered_shards_.at_least(shard * P);
   nccl.device_allgather_values(mine->second.data(), all, shard);
   check(cudaMemcpyAsync(aggregate_.data() + layout_.offset[group.first_tensor], all,

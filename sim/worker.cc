@@ -92,12 +92,8 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
   compressed_elements += r.elements;
   switch (r.placement) {
     case policy::Placement::kGpuInline:
-      s.clock = std::max(s.clock, now) + gpu;
-      s.inline_compression += gpu;
-      compression_ns += gpu;
-      s.inline_jobs.emplace_back(s.clock - gpu, s.clock);
+      out.done = run_inline(now, gpu);
       pending_compression_ += gpu;
-      out.done = s.clock;
       break;
     case policy::Placement::kGpuSideStream: {
       TimeNs start = std::max(now, s.side_free);
@@ -139,14 +135,18 @@ void WorkerExecutor::flush(const policy::Bucket& bucket, TimeNs when) {
 
 WorkerExecutor::Packed WorkerExecutor::pack(const policy::Bucket& bucket, int64_t pairs, TimeNs ready) {
   if (!policy::packs_pairs(bucket)) return {ready, 0};
-  WorkerStreams& s = *streams_;
-  const TimeNs packing = TimeNs(std::llround(double(cost_.pack_ns(bucket.elements, pairs)) * s.scale));
+  const TimeNs packing = TimeNs(std::llround(double(cost_.pack_ns(bucket.elements, pairs)) * streams_->scale));
   if (packing == 0) return {ready, 0};
-  s.clock = std::max(s.clock, ready) + packing;
-  s.inline_compression += packing;
-  s.inline_jobs.emplace_back(s.clock - packing, s.clock);
-  compression_ns += packing;
-  return {s.clock, packing};
+  return {run_inline(ready, packing), packing};
+}
+
+TimeNs WorkerExecutor::run_inline(TimeNs ready, TimeNs duration) {
+  WorkerStreams& s = *streams_;
+  s.clock = std::max(s.clock, ready) + duration;
+  s.inline_compression += duration;
+  s.inline_jobs.emplace_back(s.clock - duration, s.clock);
+  compression_ns += duration;
+  return s.clock;
 }
 
 }  // namespace sparsefuse::sim

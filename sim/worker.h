@@ -72,6 +72,9 @@ class WorkerExecutor : public policy::WorkerContext {
 
  private:
   int64_t selected_count(const policy::CompressionRequest& request) const;
+  // Compression work of DURATION on the compute stream once READY: it
+  // delays backward and counts as inline compression. Returns its end.
+  TimeNs run_inline(TimeNs ready, TimeNs duration);
   TimeNs run_backward_beside_collectives(TimeNs duration);
 
   const model::CompressionCost& cost_;
