@@ -184,12 +184,13 @@ std::vector<double> densities_with_dense_pairs(const ProfileOptions& o) {
   return d;
 }
 
-// One measurement callback per (kernel, n, density); returns time_us.
-using Measure = std::function<double(const std::string&, int64_t, double)>;
+// One measurement callback per (kernel, n, density, gradient out of cache);
+// returns time_us.
+using Measure = std::function<double(const std::string&, int64_t, double, bool)>;
 
 void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
               const std::function<Measure(int64_t)>& prepare, json& doc) {
-  json compression = json::object();
+  json compression = json::object(), cold = json::object();
   json unpack = json::array();
   for (const int64_t n : sizes) {
     const Measure measure = prepare(n);
@@ -197,16 +198,20 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
       for (const auto& name : kNames) {
         if (!wanted(o, name) || (d == 1.0 && name != "pack" && !has_density(o, 1.0))) continue;
         if (name == "adtopk" && (n < kAdtopkRow || n % kAdtopkRow != 0)) continue;
-        const double t = measure(name, n, d);
+        const double t = measure(name, n, d, false);
         if (name == "unpack") {
           unpack.push_back({{"elements", n}, {"density", d}, {"workers", o.workers}, {"time_us", t}});
-        } else {
-          compression[name].push_back({{"elements", n}, {"density", d}, {"time_us", t}});
+          continue;
+        }
+        compression[name].push_back({{"elements", n}, {"density", d}, {"time_us", t}});
+        if (o.working_set_bytes > 0) {
+          cold[name].push_back({{"elements", n}, {"density", d}, {"time_us", measure(name, n, d, true)}});
         }
       }
     }
   }
   doc["compression"] = compression;
+  if (o.working_set_bytes > 0) doc["compression_cold"] = cold;
   doc["decompression"] = json{{"unpack", unpack}};
 }
 
@@ -223,47 +228,57 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   // kept in cache by the calls as backward leaves the gradient it has just
   // written; with a working set, the residual error feedback keeps from one
   // iteration to the next is held in as many copies as fill it and each call
-  // takes the next, so it meets the kernel out of cache, as in training.
-  std::vector<float> g, dense, values;
-  std::vector<std::vector<float>> residuals;
+  // takes the next, so it meets the kernel out of cache, as in training. The
+  // cold measurements (compression_cold) take the gradient likewise from
+  // copies filling the working set: a fused buffer's older tensors, written
+  // before later layers' backward passed through the cache.
+  std::vector<float> dense, values;
+  std::vector<std::vector<float>> gradients, residuals;
   std::vector<int32_t> indices;
   size_t turn = 0;
   TopkWorkspace ws;
   auto prepare = [&](int64_t n) -> Measure {
-    g = gaussian_gradient(n, 1, 1e-3);
+    const std::vector<float> g = gaussian_gradient(n, 1, 1e-3);
     std::vector<float> r(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) r[i] = 0.1f * g[n - 1 - i];
     residuals.assign(working_set_copies(o.working_set_bytes, 4 * n), r);
+    gradients.assign(o.working_set_bytes > 0 ? working_set_copies(o.working_set_bytes, 4 * n) : 1, g);
     dense.assign(static_cast<size_t>(n), 0.0f);
     values.assign(static_cast<size_t>(n), 0.0f);
     indices.assign(static_cast<size_t>(n), 0);
-    return [&, n](const std::string& name, int64_t, double d) -> double {
+    return [&, n](const std::string& name, int64_t, double d, bool cold) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const bool warm = n < 10'000'000;
       float* v = values.data();
       int32_t* ix = indices.data();
-      if (name == "topk") return time_cpu_us([&] { topk_abs(g.data(), n, k, v, ix, &ws); }, reps, warm);
-      if (name == "dgc") return time_cpu_us([&] { dgc(g.data(), n, d, 1); }, reps, warm);
-      if (name == "gaussiank") return time_cpu_us([&] { gaussiank(g.data(), n, d); }, reps, warm);
-      if (name == "redsync") return time_cpu_us([&] { redsync(g.data(), n, d); }, reps, warm);
-      if (name == "sidco") return time_cpu_us([&] { sidco(g.data(), n, d); }, reps, warm);
+      // Each call's gradient: the one hot copy, or the copy of turn I.
+      auto gradient = [&](size_t i) { return cold ? gradients[i % gradients.size()].data() : gradients.front().data(); };
+      auto in = [&] { return gradient(++turn); };
+      if (name == "topk") return time_cpu_us([&] { topk_abs(in(), n, k, v, ix, &ws); }, reps, warm);
+      if (name == "dgc") return time_cpu_us([&] { dgc(in(), n, d, 1); }, reps, warm);
+      if (name == "gaussiank") return time_cpu_us([&] { gaussiank(in(), n, d); }, reps, warm);
+      if (name == "redsync") return time_cpu_us([&] { redsync(in(), n, d); }, reps, warm);
+      if (name == "sidco") return time_cpu_us([&] { sidco(in(), n, d); }, reps, warm);
       if (name == "randomk")
-        return time_cpu_us([&] { randomk(g.data(), n, k, RandomkKey{1, 0, 0}, v, ix, &ws); }, reps, warm);
+        return time_cpu_us([&] { randomk(in(), n, k, RandomkKey{1, 0, 0}, v, ix, &ws); }, reps, warm);
       if (name == "adtopk") {
         const std::vector<int64_t> shape{n / kAdtopkRow, kAdtopkRow};
-        return time_cpu_us([&] { adtopk(g.data(), shape, d); }, reps, warm);
+        return time_cpu_us([&] { adtopk(in(), shape, d); }, reps, warm);
       }
       if (name == "pack") {
         const PackInput p = pack_input(n, k);
-        return time_cpu_us([&] { pack(g.data(), p.offsets, p.local.data(), p.counts, v, ix); }, reps, warm);
+        return time_cpu_us([&] { pack(in(), p.offsets, p.local.data(), p.counts, v, ix); }, reps, warm);
       }
       if (name == "ef_topk") {
-        auto call = [&] { ef_topk(residuals[++turn % residuals.size()].data(), g.data(), n, k, v, ix, &ws); };
+        auto call = [&] {
+          const size_t i = ++turn;
+          ef_topk(residuals[i % residuals.size()].data(), gradient(i), n, k, v, ix, &ws);
+        };
         return time_cpu_us(call, reps, warm);
       }
       // unpack
-      const UnpackInput u = unpack_input(g, n, k, o.workers);
+      const UnpackInput u = unpack_input(gradients.front(), n, k, o.workers);
       return time_cpu_us([&] { unpack(u.values.data(), u.indices.data(), u.counts, n, dense.data()); }, reps, warm);
     };
   };
@@ -305,7 +320,8 @@ ProfileRun profile_cuda(const ProfileOptions& o) {
     cuda::fill_normal(g->data(), n, 1, 1e-3f);
     cuda::fill_normal(r->data(), n, 2, 1e-4f);
     host_g = g->download();
-    return [&, n](const std::string& name, int64_t, double d) -> double {
+    // The working set is a CPU option (validate_profile_options): never cold here.
+    return [&, n](const std::string& name, int64_t, double d, bool) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const float* gp = g->data();
@@ -376,23 +392,26 @@ void print_profile_table(const ProfileRun& run, std::FILE* out) {
                dev.contains("threads") ? (" threads " + std::to_string(dev.at("threads").get<int>())).c_str() : "");
   std::fprintf(out, "# memory bandwidth: %.2f GB/s (%s)\n", run.memory_bandwidth / 1e9, run.bandwidth_method.c_str());
   std::fprintf(out, "# floor ratio = time / (bytes / memory bandwidth)\n#\n");
-  std::fprintf(out, "# %14s %14s %8s %10s %12s %9s %12s\n", "size(elements)", "bytes", "density", "kernel", "time(us)",
+  std::fprintf(out, "# %14s %14s %8s %16s %12s %9s %12s\n", "size(elements)", "bytes", "density", "kernel", "time(us)",
                "GB/s", "floor ratio");
-  auto row = [&](const std::string& kernel, const json& e, int workers) {
+  auto row = [&](const std::string& kernel, const json& e, int workers, const char* suffix) {
     const int64_t n = e.at("elements").get<int64_t>();
     const double d = e.at("density").get<double>();
     const double t = e.at("time_us").get<double>();
     const double bytes = profile_bytes_moved(kernel, n, d, workers);
     const double gbps = bytes / (t * 1e-6) / 1e9;
     const double floor_us = bytes / run.memory_bandwidth * 1e6;
-    std::fprintf(out, "  %14lld %14.0f %8.3f %10s %12.2f %9.2f %12.2f\n", static_cast<long long>(n), bytes, d,
-                 kernel.c_str(), t, gbps, t / floor_us);
+    std::fprintf(out, "  %14lld %14.0f %8.3f %16s %12.2f %9.2f %12.2f\n", static_cast<long long>(n), bytes, d,
+                 (kernel + suffix).c_str(), t, gbps, t / floor_us);
   };
-  const json& compression = p.at("compression");
-  for (const auto& kernel : kNames)  // documented order (json objects sort their keys)
-    if (compression.contains(kernel))
-      for (const auto& e : compression.at(kernel)) row(kernel, e, 1);
-  for (const auto& e : p.at("decompression").at("unpack")) row("unpack", e, e.at("workers").get<int>());
+  for (const char* section : {"compression", "compression_cold"}) {
+    if (!p.contains(section)) continue;
+    const json& compression = p.at(section);
+    for (const auto& kernel : kNames)  // documented order (json objects sort their keys)
+      if (compression.contains(kernel))
+        for (const auto& e : compression.at(kernel)) row(kernel, e, 1, section == std::string("compression") ? "" : " (cold)");
+  }
+  for (const auto& e : p.at("decompression").at("unpack")) row("unpack", e, e.at("workers").get<int>(), "");
 }
 
 double measure_cpu_read_bandwidth() {

@@ -9,6 +9,7 @@
 //                 "compiler": <compiler and version>, "cuda": <runtime version> (cuda only)},
 //  "compression": {
 //    "<kernel>": [{"elements": n, "density": d, "time_us": t}, ...], ...},
+//  "compression_cold": {...the same kernels and points...} (cpu, with a working set only),
 //  "decompression": {
 //    "unpack": [{"elements": n, "density": d, "workers": P, "time_us": t}, ...]}}
 //
@@ -28,7 +29,12 @@
 //            the calls cycle through copies of the residual filling it (the
 //            state error feedback keeps between iterations meets the kernel
 //            out of cache); the gradient, as backward has just written it,
-//            stays one copy for every kernel.
+//            stays one copy for every kernel in "compression".
+// compression_cold: with working_set_bytes > 0, every compression kernel again
+//            with its gradient too taken from copies filling the working set,
+//            one per call: what a fused buffer's older tensors cost, written
+//            before later layers' backward passed through the cache
+//            (docs/simulator.md, "Cold gradients").
 //   unpack:  P workers (default 8) each sending k distinct ascending indices
 //            (evenly spaced, shifted by rank); per-rank counts (the correct receiver).
 // Repetitions shrink with size (reps * sqrt(1e6 / n), at least 1) and small calls
@@ -54,7 +60,8 @@ struct ProfileOptions {
   int workers = 8;                     // unpack P
   std::vector<std::string> kernels;    // empty: all
   int64_t working_set_bytes = 0;       // cpu: > 0 gives ef_topk copies of its residual
-                                       // filling this many bytes, one per call (out of cache)
+                                       // filling this many bytes, one per call (out of cache),
+                                       // and adds compression_cold (gradients likewise)
 };
 
 inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;

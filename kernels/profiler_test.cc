@@ -108,6 +108,18 @@ TEST(Profiler, WorkingSet) {
   EXPECT_GT(p.at("compression").at("topk").at(0).at("time_us").get<double>(), 0.0);
   EXPECT_GT(p.at("compression").at("ef_topk").at(0).at("time_us").get<double>(), 0.0);
   EXPECT_EQ(p.at("decompression").at("unpack").size(), 1u);
+  // The cold section: the same compression kernels and points, gradients out
+  // of cache; unpack is not among them.
+  ASSERT_TRUE(p.contains("compression_cold"));
+  const auto& cold = p.at("compression_cold");
+  EXPECT_EQ(cold.size(), 2u);
+  for (const char* kernel : {"topk", "ef_topk"}) {
+    ASSERT_EQ(cold.at(kernel).size(), p.at("compression").at(kernel).size()) << kernel;
+    EXPECT_EQ(cold.at(kernel).at(0).at("elements"), 2000);
+    EXPECT_GT(cold.at(kernel).at(0).at("time_us").get<double>(), 0.0);
+  }
+  o.working_set_bytes = 0;  // nothing to take cold copies from
+  EXPECT_FALSE(profile_kernels(o).contains("compression_cold"));
 
   auto message = [](const ProfileOptions& bad) {
     try {

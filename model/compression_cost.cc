@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -93,18 +94,14 @@ Json CompressionConfig::to_json() const {
   return j;
 }
 
-ProfileCurves load_profile_curves(const Json& document, const std::string& file) {
-  ProfileCurves curves;
-  JsonNode root(document, file, "");
-  JsonNode format = root.child("format");
-  if (format.as_string() != "sparsefuse-profile/1") format.fail("expected \"sparsefuse-profile/1\"");
-  JsonNode compression = root.child("compression");
-  compression.expect_object();
-  for (auto it = document["compression"].begin(); it != document["compression"].end(); ++it) {
+// One section of a profile ("compression" or "compression_cold") into CURVES.
+static void load_kernel_curves(const JsonNode& section, KernelCurves& curves) {
+  section.expect_object();
+  for (auto it = section.json().begin(); it != section.json().end(); ++it) {
     const auto& names = policy::sparsifier_names();
     const bool sparsifier = std::find(names.begin(), names.end(), it.key()) != names.end();
     if (!sparsifier && it.key() != "ef_topk" && it.key() != "pack") continue;  // a kernel the simulator does not cost
-    JsonNode points = compression.child(it.key());
+    JsonNode points = section.child(it.key());
     CostCurve& curve = sparsifier            ? curves.sparsifiers[policy::parse_sparsifier(it.key())]
                        : it.key() == "pack" ? curves.pack
                                             : curves.ef_topk;
@@ -114,6 +111,15 @@ ProfileCurves load_profile_curves(const Json& document, const std::string& file)
                 p.child("time_us").as_number(0, 1e12, true));
     }
   }
+}
+
+ProfileCurves load_profile_curves(const Json& document, const std::string& file) {
+  ProfileCurves curves;
+  JsonNode root(document, file, "");
+  JsonNode format = root.child("format");
+  if (format.as_string() != "sparsefuse-profile/1") format.fail("expected \"sparsefuse-profile/1\"");
+  load_kernel_curves(root.child("compression"), curves.hot);
+  if (auto cold = root.optional_child("compression_cold")) load_kernel_curves(*cold, curves.cold);
   // An effective bandwidth from the measured unpack points, if any.
   double bytes = 0, ns = 0;
   if (auto d = root.optional_child("decompression"); d && d->has("unpack")) {
@@ -157,9 +163,8 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
   } else {
     std::string file;
     ProfileCurves measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file);
-    gpu_ = std::move(measured.sparsifiers);
-    ef_topk_ = std::move(measured.ef_topk);
-    pack_ = std::move(measured.pack);
+    hot_ = std::move(measured.hot);
+    cold_ = std::move(measured.cold);
     if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns;
     gpu_source_ = file;
   }
@@ -169,7 +174,7 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
   const bool builtin = std::any_of(builtin_profile_table().begin(), builtin_profile_table().end(),
                                    [&](const EmbeddedJson& e) { return e.name == cpu_name; });
   if (builtin || !config.cpu_profile.empty()) {
-    cpu_ = load_profile_curves(load_profile_document(cpu_name, base_dir, cpu_source_), cpu_source_).sparsifiers;
+    cpu_ = load_profile_curves(load_profile_document(cpu_name, base_dir, cpu_source_), cpu_source_).hot;
   }
 }
 
@@ -187,9 +192,13 @@ void CompressionCost::load_estimate(const std::string& gpu, const std::string& b
   std::string file;
   const ProfileCurves measured = load_profile_curves(load_profile_document(ref.measured_profile, base_dir, file), file);
   const double factor = ref.memory_gbytes_per_s / target->memory_gbytes_per_s;
-  for (const auto& [s, curve] : measured.sparsifiers) gpu_[s] = curve.scaled_above_floor(factor);
-  if (!measured.ef_topk.empty()) ef_topk_ = measured.ef_topk.scaled_above_floor(factor);
-  if (!measured.pack.empty()) pack_ = measured.pack.scaled_above_floor(factor);
+  auto scale = [factor](const KernelCurves& from, KernelCurves& to) {
+    for (const auto& [s, curve] : from.sparsifiers) to.sparsifiers[s] = curve.scaled_above_floor(factor);
+    if (!from.ef_topk.empty()) to.ef_topk = from.ef_topk.scaled_above_floor(factor);
+    if (!from.pack.empty()) to.pack = from.pack.scaled_above_floor(factor);
+  };
+  scale(measured.hot, hot_);
+  scale(measured.cold, cold_);
   if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns / factor;
   gpu_source_ = fmt::format("estimate for {} ({}, {:g} GB/s): {} scaled by {:g}/{:g} above each curve's smallest call",
                             target->name, target->description, target->memory_gbytes_per_s, file,
@@ -211,47 +220,69 @@ static policy::seed::SeedSparsifier seed_table_for(Sparsifier s) {
   }
 }
 
-static const CostCurve& curve_for(const std::map<Sparsifier, CostCurve>& curves, Sparsifier s,
-                                  const std::string& source) {
-  auto it = curves.find(s);
-  // ADTopk-I's global iterations are top-k; ADTopk without its own curve uses top-k's.
-  if (it == curves.end() && (s == Sparsifier::kAdtopk || s == Sparsifier::kAdtopkI)) it = curves.find(Sparsifier::kTopk);
-  if (it == curves.end() || it->second.empty()) {
+// SPARSIFIER's curve in CURVES, or null: ADTopk-I's global iterations are
+// top-k; ADTopk without its own curve uses top-k's.
+static const CostCurve* find_curve(const KernelCurves& curves, Sparsifier s) {
+  auto it = curves.sparsifiers.find(s);
+  if (it == curves.sparsifiers.end() && (s == Sparsifier::kAdtopk || s == Sparsifier::kAdtopkI)) {
+    it = curves.sparsifiers.find(Sparsifier::kTopk);
+  }
+  return it == curves.sparsifiers.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+static const CostCurve& curve_for(const KernelCurves& curves, Sparsifier s, const std::string& source) {
+  const CostCurve* curve = find_curve(curves, s);
+  if (!curve) {
     throw InputError(source, "/compression", "the profile has no curve for sparsifier \"" +
                                                  policy::sparsifier_name(s) + "\"");
   }
-  return it->second;
+  return *curve;
 }
 
-TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density) const {
+// (1 - COLD) x HOT_US + COLD x the cold time, where there is one.
+static double blend(double hot_us, std::optional<double> cold_us, double cold) {
+  return cold_us && cold > 0 ? (1 - cold) * hot_us + cold * *cold_us : hot_us;
+}
+
+static TimeNs us_to_ns(double us) { return TimeNs(std::llround(us * 1e3)); }
+
+TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density, double cold_fraction) const {
   if (seed_tables_) return seconds_to_ns(policy::seed::seed_tz_s(elements, seed_table_for(s)));
-  return TimeNs(std::llround(curve_for(gpu_, s, gpu_source_).time_us(elements, density) * 1e3));
+  const double hot = curve_for(hot_, s, gpu_source_).time_us(elements, density);
+  const CostCurve* cold = find_curve(cold_, s);
+  return us_to_ns(blend(hot, cold ? std::optional(cold->time_us(elements, density)) : std::nullopt, cold_fraction));
 }
 
 TimeNs CompressionCost::cpu_ns(Sparsifier s, int64_t elements, double density) const {
-  if (cpu_.empty()) {
+  if (cpu_.sparsifiers.empty()) {
     throw InputError(scenario_file_, "/compression/cpu_profile",
                      "CPU offload needs CPU cost curves: give a profile measured with "
                      "`sparsefuse profile-kernels --device cpu`");
   }
   double copies_bytes = 4.0 * double(elements) + 8.0 * double(policy::exact_count(elements, density));
   double copy_ns = copies_bytes / config_.pcie_gbytes_per_s;
-  return TimeNs(std::llround(curve_for(cpu_, s, cpu_source_).time_us(elements, density) * 1e3 + copy_ns));
+  return us_to_ns(curve_for(cpu_, s, cpu_source_).time_us(elements, density)) + TimeNs(std::llround(copy_ns));
 }
 
-TimeNs CompressionCost::error_feedback_ns(int64_t elements, double density) const {
-  const auto topk = gpu_.find(Sparsifier::kTopk);
-  if (!ef_topk_.empty() && topk != gpu_.end() && !topk->second.empty()) {
-    const double excess_us = ef_topk_.time_us(elements, density) - topk->second.time_us(elements, density);
-    return TimeNs(std::llround(std::max(0.0, excess_us) * 1e3));
+// The fused kernel's excess over plain top-k in CURVES, if it measured both.
+static std::optional<double> ef_excess_us(const KernelCurves& curves, int64_t elements, double density) {
+  const CostCurve* topk = find_curve(curves, Sparsifier::kTopk);
+  if (curves.ef_topk.empty() || !topk) return std::nullopt;
+  return std::max(0.0, curves.ef_topk.time_us(elements, density) - topk->time_us(elements, density));
+}
+
+TimeNs CompressionCost::error_feedback_ns(int64_t elements, double density, double cold_fraction) const {
+  if (const auto hot = ef_excess_us(hot_, elements, density)) {
+    return us_to_ns(blend(*hot, ef_excess_us(cold_, elements, density), cold_fraction));
   }
   return TimeNs(std::llround(12.0 * double(elements) / config_.gpu_memory_gbytes_per_s));
 }
 
-TimeNs CompressionCost::pack_ns(int64_t elements, int64_t pairs) const {
-  if (pack_.empty() || elements <= 0 || pairs <= 0) return 0;
+TimeNs CompressionCost::pack_ns(int64_t elements, int64_t pairs, double cold_fraction) const {
+  if (hot_.pack.empty() || elements <= 0 || pairs <= 0) return 0;
   const double density = std::min(1.0, double(pairs) / double(elements));
-  return TimeNs(std::llround(pack_.time_us(elements, density) * 1e3));
+  const std::optional<double> cold = cold_.pack.empty() ? std::nullopt : std::optional(cold_.pack.time_us(elements, density));
+  return us_to_ns(blend(hot_.pack.time_us(elements, density), cold, cold_fraction));
 }
 
 TimeNs CompressionCost::decompression_ns(int64_t elements, int64_t gathered_pairs) const {

@@ -51,25 +51,47 @@ struct CompressionConfig {
   Json to_json() const;
 };
 
+// One set of measured kernel curves: one per sparsifier, the fused
+// error-feedback top-k and the pair packing where measured.
+struct KernelCurves {
+  std::map<policy::Sparsifier, CostCurve> sparsifiers;
+  CostCurve ef_topk, pack;
+};
+
+// What a profile file's curves say: the kernels on a gradient in cache
+// ("compression"), on one out of cache where measured ("compression_cold";
+// empty otherwise), and the effective unpack bandwidth (bytes/ns; 0 if it
+// measured none).
+struct ProfileCurves {
+  KernelCurves hot, cold;
+  double unpack_bytes_per_ns = 0;
+};
+ProfileCurves load_profile_curves(const Json& document, const std::string& file);
+
+// COLD_FRACTION in the calls below: the share of the request's elements whose
+// gradient is out of cache (a fused buffer's tensors but the last one ready,
+// docs/simulator-model.md#cold-gradients). The time is (1 - f) x the hot
+// curve + f x the cold one where the profile measured a cold curve for the
+// kernel, the hot curve alone otherwise.
 class CompressionCost {
  public:
   // Loads the profiles named by CONFIG; relative paths resolve against
   // BASE_DIR. SCENARIO_FILE names the scenario in error messages.
   CompressionCost(const CompressionConfig& config, const std::string& base_dir, const std::string& scenario_file);
 
-  TimeNs gpu_ns(policy::Sparsifier s, int64_t elements, double density) const;
+  TimeNs gpu_ns(policy::Sparsifier s, int64_t elements, double density, double cold_fraction = 0) const;
   // One CPU thread, plus the copies: 4n bytes down, 8 bytes per selected element up.
   TimeNs cpu_ns(policy::Sparsifier s, int64_t elements, double density) const;
   // acc = residual + gradient and the residual update, on top of the
   // sparsifier's own pass: where the profile measured the fused kernel
   // (ef_topk), its excess over plain top-k at (ELEMENTS, DENSITY), at least 0;
   // otherwise 12 bytes per element at the configured memory bandwidth.
-  TimeNs error_feedback_ns(int64_t elements, double density) const;
+  TimeNs error_feedback_ns(int64_t elements, double density, double cold_fraction = 0) const;
   // Packing PAIRS (index, value) pairs out of a bucket of ELEMENTS into its
   // payload: the profile's pack curve at density PAIRS / ELEMENTS (1 for a
   // bucket sent dense as pairs); 0 where the profile has no pack curve (the
   // seed tables, profiles measured before it existed).
-  TimeNs pack_ns(int64_t elements, int64_t pairs) const;
+  TimeNs pack_ns(int64_t elements, int64_t pairs, double cold_fraction = 0) const;
   // Zero-fill the dense buffer and scatter-add every worker's pairs.
   TimeNs decompression_ns(int64_t elements, int64_t gathered_pairs) const;
   const CompressionConfig& config() const { return config_; }
@@ -78,24 +100,13 @@ class CompressionCost {
  private:
   CompressionConfig config_;
   bool seed_tables_ = false;
-  std::map<policy::Sparsifier, CostCurve> gpu_, cpu_;
-  CostCurve ef_topk_;  // the profile's fused error-feedback top-k, if it measured one
-  CostCurve pack_;     // the profile's pair packing, if it measured it
+  KernelCurves hot_, cold_;  // the profile's
+  KernelCurves cpu_;         // the CPU profile's (hot: offloaded selections read a fresh host copy)
   double unpack_bytes_per_ns_;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;
 
   void load_estimate(const std::string& gpu, const std::string& base_dir);
 };
-
-// What a profile file's curves say: one per sparsifier, the fused
-// error-feedback top-k and the pair packing where measured, and the effective
-// unpack bandwidth (bytes/ns; 0 if it measured none).
-struct ProfileCurves {
-  std::map<policy::Sparsifier, CostCurve> sparsifiers;
-  CostCurve ef_topk, pack;
-  double unpack_bytes_per_ns = 0;
-};
-ProfileCurves load_profile_curves(const Json& document, const std::string& file);
 
 }  // namespace sparsefuse::model

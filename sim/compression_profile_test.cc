@@ -107,6 +107,46 @@ TEST(CompressionProfile, ErrorFeedbackIsTheMeasuredFusedKernelsExcess) {
   EXPECT_EQ(model::CompressionCost(seed, "", "s.json").error_feedback_ns(1'000'000, 0.01), 120'000);  // 12 MB / 100 GB/s
 }
 
+// Hand-computed blends of the hot and cold curves: (1 - f) hot + f cold;
+// error feedback's excess over top-k blends likewise; a kernel without a
+// cold curve stays hot at any f.
+TEST(CompressionProfile, ColdFractionsBlendTheHotAndColdCurves) {
+  auto flat = [](double us) {
+    return Json::array({Json{{"elements", 1}, {"density", 0.01}, {"time_us", us}},
+                        Json{{"elements", 1'000'000'000}, {"density", 0.01}, {"time_us", us}}});
+  };
+  const Json profile = {{"format", "sparsefuse-profile/1"},
+                        {"compression", {{"topk", flat(10)}, {"dgc", flat(20)}, {"ef_topk", flat(13)}, {"pack", flat(1)}}},
+                        {"compression_cold", {{"topk", flat(30)}, {"ef_topk", flat(41)}, {"pack", flat(5)}}}};
+  const std::string path = ::testing::TempDir() + "/cold_profile.json";
+  std::ofstream(path) << profile.dump();
+  model::CompressionConfig config;
+  config.profile = path;
+  const model::CompressionCost cost(config, "", "s.json");
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01), 10'000);
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01, 1.0), 30'000);
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01, 0.25), 15'000);  // 0.75 x 10 + 0.25 x 30
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kAdtopk, 1000, 0.01, 0.5), 20'000);  // top-k's curves, both
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kDgc, 1000, 0.01, 1.0), 20'000);     // no cold DGC curve
+  EXPECT_EQ(cost.error_feedback_ns(1000, 0.01), 3'000);                 // 13 - 10
+  EXPECT_EQ(cost.error_feedback_ns(1000, 0.01, 1.0), 11'000);           // 41 - 30
+  EXPECT_EQ(cost.error_feedback_ns(1000, 0.01, 0.5), 7'000);
+  EXPECT_EQ(cost.pack_ns(1000, 10, 0.5), 3'000);                        // 0.5 x 1 + 0.5 x 5
+  // A malformed cold section names the file, the key and what was expected.
+  Json bad = profile;
+  bad["compression_cold"] = Json::array();
+  std::ofstream(path) << bad.dump();
+  try {
+    model::CompressionCost rejected(config, "", "s.json");
+    FAIL() << "accepted an array as compression_cold";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cold_profile.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("/compression_cold"), std::string::npos) << what;
+    EXPECT_NE(what.find("object"), std::string::npos) << what;
+  }
+}
+
 // Packing costs the profile's pack curve at the bucket's pair density
 // (hand-computed: linear between densities 0.01 and 1 at 1e6 elements);
 // nothing where a profile measured no packing.

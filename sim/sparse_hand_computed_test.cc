@@ -109,6 +109,26 @@ TEST(SparseHandComputed, PackingDelaysThePostOnTheComputeStream) {
   EXPECT_DOUBLE_EQ(ad.buckets[2].compression_s, 2000e-9);
 }
 
+// Cold gradients (docs/simulator-model.md#cold-gradients): one buffer over
+// a, b, c, top-k behind fusion at 3000 ns. Tensors a and b were written
+// before c's backward: 500 of its 750 elements are cold, so top-k costs
+// 1/3 x 1000 + 2/3 x 4000 = 3000 ns and packing 1/3 x 500 + 2/3 x 2000 =
+// 1500 ns: compression 4500 ns. Per tensor, every request is its tensor's
+// last: 1000 + 500 each, all hot.
+TEST(SparseHandComputed, AFusedBuffersOlderTensorsAreCold) {
+  Json fused = {{"preset", "fgbuff"}, {"partition", "single"}, {"placement", "behind"}, {"density", 0.04},
+                {"error_feedback", "none"}};
+  model::RunResult r = run_tiny(fused, 2, "tests/data/profile-unit-cold.json");
+  ASSERT_EQ(r.buckets.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.buckets[0].compression_s, 4500e-9);
+  model::RunResult per_tensor = run_tiny(layerwise("fixed-k"), 2, "tests/data/profile-unit-cold.json");
+  ASSERT_EQ(per_tensor.buckets.size(), 3u);
+  for (const auto& b : per_tensor.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
+  // A profile without a cold section costs every request hot.
+  model::RunResult hot = run_tiny(fused, 2, "tests/data/profile-unit-pack.json");
+  EXPECT_DOUBLE_EQ(hot.buckets[0].compression_s, 1500e-9);
+}
+
 // Allgather volumes by alignment, p = 2, contributions of 80 and 240 bytes.
 TEST(SparseHandComputed, AlignmentCosts) {
   model::NetworkConfig config;

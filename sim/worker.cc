@@ -83,11 +83,22 @@ int64_t WorkerExecutor::selected_count(const policy::CompressionRequest& r) cons
   return policy::banded_count(band, r.expected_count, r.elements, first_uniform(key));
 }
 
+// Tensors become ready in index order (BackwardStage): the range's last one
+// was written by the backward step that just ended; the others' were written
+// before later layers' backward passed its weights, activations and
+// gradients through the cache.
+double WorkerExecutor::cold_fraction(int first, int end, int64_t elements) const {
+  if (end - first <= 1 || elements <= 0) return 0;
+  return 1.0 - double(tensor_elements_[size_t(end - 1)]) / double(elements);
+}
+
 policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionRequest& r, TimeNs now) {
   WorkerStreams& s = *streams_;
   policy::CompressionOutcome out;
   out.selected = selected_count(r);
-  TimeNs gpu = cost_.gpu_ns(r.sparsifier, r.elements, r.density) + (r.error_feedback ? cost_.error_feedback_ns(r.elements, r.density) : 0);
+  const double cold = cold_fraction(r.first_tensor, r.end_tensor, r.elements);
+  TimeNs gpu = cost_.gpu_ns(r.sparsifier, r.elements, r.density, cold) +
+               (r.error_feedback ? cost_.error_feedback_ns(r.elements, r.density, cold) : 0);
   gpu = TimeNs(std::llround(double(gpu) * s.scale));  // a slow worker's GPU is slow at everything
   compressed_elements += r.elements;
   switch (r.placement) {
@@ -135,7 +146,8 @@ void WorkerExecutor::flush(const policy::Bucket& bucket, TimeNs when) {
 
 WorkerExecutor::Packed WorkerExecutor::pack(const policy::Bucket& bucket, int64_t pairs, TimeNs ready) {
   if (!policy::packs_pairs(bucket)) return {ready, 0};
-  const TimeNs packing = TimeNs(std::llround(double(cost_.pack_ns(bucket.elements, pairs)) * streams_->scale));
+  const double cold = cold_fraction(bucket.first_tensor, bucket.end_tensor, bucket.elements);
+  const TimeNs packing = TimeNs(std::llround(double(cost_.pack_ns(bucket.elements, pairs, cold)) * streams_->scale));
   if (packing == 0) return {ready, 0};
   return {run_inline(ready, packing), packing};
 }

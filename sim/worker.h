@@ -42,8 +42,11 @@ double first_uniform(uint64_t seed);
 
 class WorkerExecutor : public policy::WorkerContext {
  public:
-  WorkerExecutor(const model::CompressionCost& cost, uint64_t seed, FlushRecord& record)
-      : cost_(cost), seed_(seed), record_(record) {}
+  // TENSOR_ELEMENTS: each gradient tensor's size, in ready order (the
+  // cold share of a request, cold_fraction below).
+  WorkerExecutor(const model::CompressionCost& cost, const std::vector<int64_t>& tensor_elements, uint64_t seed,
+                 FlushRecord& record)
+      : cost_(cost), tensor_elements_(tensor_elements), seed_(seed), record_(record) {}
 
   // Binds to worker W's streams for iteration IT; FIRST marks the reference worker.
   void bind(int w, int it, WorkerStreams& streams, bool first);
@@ -72,12 +75,16 @@ class WorkerExecutor : public policy::WorkerContext {
 
  private:
   int64_t selected_count(const policy::CompressionRequest& request) const;
+  // The share of the ELEMENTS of tensors [FIRST, END) out of cache when they
+  // are compressed or packed: all but the last tensor ready (docs/simulator-model.md#cold-gradients).
+  double cold_fraction(int first, int end, int64_t elements) const;
   // Compression work of DURATION on the compute stream once READY: it
   // delays backward and counts as inline compression. Returns its end.
   TimeNs run_inline(TimeNs ready, TimeNs duration);
   TimeNs run_backward_beside_collectives(TimeNs duration);
 
   const model::CompressionCost& cost_;
+  const std::vector<int64_t>& tensor_elements_;
   uint64_t seed_;
   FlushRecord& record_;
   WorkerStreams* streams_ = nullptr;

@@ -109,7 +109,7 @@ expect_error 2 "expected cpu or cuda" -- profile-kernels --device tpu
 # Chosen sizes and kernels over a working set: one row per density.
 "$sf" profile-kernels --sizes 3000 --kernels topk --working-set 1048576 --out "$tmp/ws.json" >/dev/null ||
   fail "profile-kernels --sizes --kernels --working-set"
-[[ $(grep -c '"elements": 3000' "$tmp/ws.json") -eq 4 ]] || fail "profile-kernels --sizes 3000: expected 4 topk rows"
+[[ $(grep -c '"elements": 3000' "$tmp/ws.json") -eq 8 ]] || fail "profile-kernels --sizes 3000: expected 4 topk rows, hot and cold"
 expect_error 2 "working set outside" -- profile-kernels --working-set -5
 expect_error 2 'unknown kernel "nope"' -- profile-kernels --kernels nope
 

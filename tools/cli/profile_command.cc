@@ -24,7 +24,8 @@ int run_profile_kernels(const Args& args) {
       ("kernels", po::value<std::vector<std::string>>()->multitoken(), "measure only these kernels (names as printed)")
       ("working-set", po::value<int64_t>()->default_value(0),
        "cpu: bytes of residual copies the error-feedback kernel's calls cycle through (0: one copy, in cache; "
-       "in training the residual is as large as the model's gradient and out of cache: e.g. 134217728)");
+       "in training the residual is as large as the model's gradient and out of cache: e.g. 134217728); "
+       "also measures every kernel on gradient copies filling it (compression_cold: a fused buffer's older tensors)");
   po::positional_options_description none;
   po::variables_map vm;
   if (!parse_command_line(args, "usage: sparsefuse profile-kernels --device cpu|cuda [--out profiles/NAME.json] [--sizes N...] [--kernels K...]\n"
