@@ -1,6 +1,7 @@
 #include "kernels/profiler.h"
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -242,7 +243,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
     std::vector<float> r(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) r[i] = 0.1f * g[n - 1 - i];
     residuals.assign(working_set_copies(o.working_set_bytes, 4 * n), r);
-    gradients.assign(o.working_set_bytes > 0 ? working_set_copies(o.working_set_bytes, 4 * n) : 1, g);
+    gradients.assign(working_set_copies(o.working_set_bytes, 4 * n), g);
     dense.assign(static_cast<size_t>(n), 0.0f);
     values.assign(static_cast<size_t>(n), 0.0f);
     indices.assign(static_cast<size_t>(n), 0);
@@ -404,12 +405,13 @@ void print_profile_table(const ProfileRun& run, std::FILE* out) {
     std::fprintf(out, "  %14lld %14.0f %8.3f %16s %12.2f %9.2f %12.2f\n", static_cast<long long>(n), bytes, d,
                  (kernel + suffix).c_str(), t, gbps, t / floor_us);
   };
-  for (const char* section : {"compression", "compression_cold"}) {
-    if (!p.contains(section)) continue;
-    const json& compression = p.at(section);
+  using Section = std::pair<const char*, const char*>;  // key, suffix of its rows' kernel names
+  for (const auto& [key, suffix] : {Section{"compression", ""}, Section{"compression_cold", " (cold)"}}) {
+    if (!p.contains(key)) continue;
+    const json& section = p.at(key);
     for (const auto& kernel : kNames)  // documented order (json objects sort their keys)
-      if (compression.contains(kernel))
-        for (const auto& e : compression.at(kernel)) row(kernel, e, 1, section == std::string("compression") ? "" : " (cold)");
+      if (section.contains(kernel))
+        for (const auto& e : section.at(kernel)) row(kernel, e, 1, suffix);
   }
   for (const auto& e : p.at("decompression").at("unpack")) row("unpack", e, e.at("workers").get<int>(), "");
 }

@@ -244,13 +244,20 @@ static double blend(double hot_us, std::optional<double> cold_us, double cold) {
   return cold_us && cold > 0 ? (1 - cold) * hot_us + cold * *cold_us : hot_us;
 }
 
+// HOT's time blended with COLD's (null: none measured); the cold curve is
+// read only when COLD_FRACTION > 0, which per-tensor requests never have.
+static double blended_us(const CostCurve& hot, const CostCurve* cold, int64_t elements, double density,
+                         double cold_fraction) {
+  const double hot_us = hot.time_us(elements, density);
+  if (!cold || cold_fraction <= 0) return hot_us;
+  return blend(hot_us, cold->time_us(elements, density), cold_fraction);
+}
+
 static TimeNs us_to_ns(double us) { return TimeNs(std::llround(us * 1e3)); }
 
 TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density, double cold_fraction) const {
   if (seed_tables_) return seconds_to_ns(policy::seed::seed_tz_s(elements, seed_table_for(s)));
-  const double hot = curve_for(hot_, s, gpu_source_).time_us(elements, density);
-  const CostCurve* cold = find_curve(cold_, s);
-  return us_to_ns(blend(hot, cold ? std::optional(cold->time_us(elements, density)) : std::nullopt, cold_fraction));
+  return us_to_ns(blended_us(curve_for(hot_, s, gpu_source_), find_curve(cold_, s), elements, density, cold_fraction));
 }
 
 TimeNs CompressionCost::cpu_ns(Sparsifier s, int64_t elements, double density) const {
@@ -273,7 +280,7 @@ static std::optional<double> ef_excess_us(const KernelCurves& curves, int64_t el
 
 TimeNs CompressionCost::error_feedback_ns(int64_t elements, double density, double cold_fraction) const {
   if (const auto hot = ef_excess_us(hot_, elements, density)) {
-    return us_to_ns(blend(*hot, ef_excess_us(cold_, elements, density), cold_fraction));
+    return us_to_ns(cold_fraction > 0 ? blend(*hot, ef_excess_us(cold_, elements, density), cold_fraction) : *hot);
   }
   return TimeNs(std::llround(12.0 * double(elements) / config_.gpu_memory_gbytes_per_s));
 }
@@ -281,8 +288,7 @@ TimeNs CompressionCost::error_feedback_ns(int64_t elements, double density, doub
 TimeNs CompressionCost::pack_ns(int64_t elements, int64_t pairs, double cold_fraction) const {
   if (hot_.pack.empty() || elements <= 0 || pairs <= 0) return 0;
   const double density = std::min(1.0, double(pairs) / double(elements));
-  const std::optional<double> cold = cold_.pack.empty() ? std::nullopt : std::optional(cold_.pack.time_us(elements, density));
-  return us_to_ns(blend(hot_.pack.time_us(elements, density), cold, cold_fraction));
+  return us_to_ns(blended_us(hot_.pack, cold_.pack.empty() ? nullptr : &cold_.pack, elements, density, cold_fraction));
 }
 
 TimeNs CompressionCost::decompression_ns(int64_t elements, int64_t gathered_pairs) const {

@@ -25,6 +25,15 @@ Json on_topology(Json topology) {
 
 std::string profile_of(const Json& doc) { return model::parse_scenario(doc, "s.json").compression.profile; }
 
+// The costs of PROFILE, written to the test's temporary folder as NAME.
+model::CompressionCost cost_of(const Json& profile, const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << profile.dump();
+  model::CompressionConfig config;
+  config.profile = path;
+  return model::CompressionCost(config, "", "s.json");
+}
+
 TEST(CompressionProfile, TheTopologysGpuChoosesIt) {
   EXPECT_EQ(profile_of(on_topology({{"preset", "dgx-h200-ib400"}})), "h200-141gb-hbm3e");
   EXPECT_EQ(profile_of(on_topology({{"preset", "dgx-h200-ib400"}, {"gpu", "h100"}})), "h100-80gb-hbm3");
@@ -95,11 +104,7 @@ TEST(CompressionProfile, ErrorFeedbackIsTheMeasuredFusedKernelsExcess) {
   };
   const Json profile = {{"format", "sparsefuse-profile/1"},
                         {"compression", {{"topk", points(2.0, 1300.0)}, {"ef_topk", points(1.5, 1700.0)}}}};
-  const std::string path = ::testing::TempDir() + "/ef_profile.json";
-  std::ofstream(path) << profile.dump();
-  model::CompressionConfig config;
-  config.profile = path;
-  const model::CompressionCost cost(config, "", "s.json");
+  const model::CompressionCost cost = cost_of(profile, "ef_profile.json");
   EXPECT_EQ(cost.error_feedback_ns(1'000'000, 0.01), 400'000);  // 1700 - 1300 us
   EXPECT_EQ(cost.error_feedback_ns(1000, 0.01), 0);             // 1.5 - 2.0 us: clamped
   model::CompressionConfig seed;  // the seed tables measured no fused kernel
@@ -118,11 +123,7 @@ TEST(CompressionProfile, ColdFractionsBlendTheHotAndColdCurves) {
   const Json profile = {{"format", "sparsefuse-profile/1"},
                         {"compression", {{"topk", flat(10)}, {"dgc", flat(20)}, {"ef_topk", flat(13)}, {"pack", flat(1)}}},
                         {"compression_cold", {{"topk", flat(30)}, {"ef_topk", flat(41)}, {"pack", flat(5)}}}};
-  const std::string path = ::testing::TempDir() + "/cold_profile.json";
-  std::ofstream(path) << profile.dump();
-  model::CompressionConfig config;
-  config.profile = path;
-  const model::CompressionCost cost(config, "", "s.json");
+  const model::CompressionCost cost = cost_of(profile, "cold_profile.json");
   EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01), 10'000);
   EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01, 1.0), 30'000);
   EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01, 0.25), 15'000);  // 0.75 x 10 + 0.25 x 30
@@ -135,9 +136,8 @@ TEST(CompressionProfile, ColdFractionsBlendTheHotAndColdCurves) {
   // A malformed cold section names the file, the key and what was expected.
   Json bad = profile;
   bad["compression_cold"] = Json::array();
-  std::ofstream(path) << bad.dump();
   try {
-    model::CompressionCost rejected(config, "", "s.json");
+    cost_of(bad, "cold_profile.json");
     FAIL() << "accepted an array as compression_cold";
   } catch (const InputError& e) {
     const std::string what = e.what();
@@ -158,11 +158,7 @@ TEST(CompressionProfile, PackingIsTheMeasuredPackCurve) {
                         {"compression",
                          {{"topk", Json::array({point(1000, 0.01, 2.0)})},
                           {"pack", Json::array({point(1'000'000, 0.01, 10.0), point(1'000'000, 1.0, 1000.0)})}}}};
-  const std::string path = ::testing::TempDir() + "/pack_profile.json";
-  std::ofstream(path) << profile.dump();
-  model::CompressionConfig config;
-  config.profile = path;
-  const model::CompressionCost cost(config, "", "s.json");
+  const model::CompressionCost cost = cost_of(profile, "pack_profile.json");
   EXPECT_EQ(cost.pack_ns(1'000'000, 10'000), 10'000);        // density 0.01: 10 us
   EXPECT_EQ(cost.pack_ns(1'000'000, 1'000'000), 1'000'000);  // dense as pairs: 1000 us
   EXPECT_EQ(cost.pack_ns(1'000'000, 505'000), 505'000);      // density 0.505: halfway
