@@ -58,6 +58,28 @@ double time_cpu_us(const std::function<void()>& fn, int reps, bool warmup) {
   return median(per_call);
 }
 
+// After-compute timing: each of REPS calls alone, after EVICT (what a layer's
+// backward leaves in the caches and TLB) and TOUCH (the gradient written
+// again, as the runtime copies it in just before compressing); the median.
+double time_after_compute_us(const std::function<void()>& fn, const std::function<void()>& evict,
+                             const std::function<void()>& touch, int reps) {
+  std::vector<double> per_call;
+  for (int r = 0; r < reps; ++r) {
+    evict();
+    touch();
+    const auto start = Clock::now();
+    fn();
+    per_call.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+  }
+  return median(per_call);
+}
+
+// Reads and writes one word of every cache line of BUFFER: dirty lines
+// evicted, and the TLB filled with its pages.
+void sweep(std::vector<uint64_t>& buffer) {
+  for (size_t i = 0; i < buffer.size(); i += 8) buffer[i] += 1;
+}
+
 double time_cuda_us(const std::function<void()>& fn, int reps) {
   return cuda::median_event_time_us(fn, std::max(reps, 3));
 }
@@ -159,6 +181,10 @@ void validate_profile_options(const ProfileOptions& o) {
     throw std::invalid_argument("profile: working set outside [0, 4 GiB]");
   if (o.working_set_bytes > 0 && o.device != "cpu")
     throw std::invalid_argument("profile: a working set is measured on the cpu only");
+  if (o.after_compute_evict_bytes < 0 || o.after_compute_evict_bytes > kMaxWorkingSet)
+    throw std::invalid_argument("profile: after-compute eviction outside [0, 4 GiB]");
+  if (o.after_compute_evict_bytes > 0 && o.device != "cpu")
+    throw std::invalid_argument("profile: after-compute calls are measured on the cpu only");
 }
 
 namespace {
@@ -185,13 +211,17 @@ std::vector<double> densities_with_dense_pairs(const ProfileOptions& o) {
   return d;
 }
 
-// One measurement callback per (kernel, n, density, gradient out of cache);
-// returns time_us.
-using Measure = std::function<double(const std::string&, int64_t, double, bool)>;
+// How a measured call meets the caches (profiler.h): in a loop over one hot
+// gradient, in a loop over gradient copies filling the working set, or alone
+// after an eviction sweep.
+enum class Condition { kHot, kCold, kAfterCompute };
+
+// One measurement callback per (kernel, n, density, condition); returns time_us.
+using Measure = std::function<double(const std::string&, int64_t, double, Condition)>;
 
 void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
               const std::function<Measure(int64_t)>& prepare, json& doc) {
-  json compression = json::object(), cold = json::object();
+  json compression = json::object(), cold = json::object(), after_compute = json::object();
   json unpack = json::array();
   for (const int64_t n : sizes) {
     const Measure measure = prepare(n);
@@ -199,20 +229,23 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
       for (const auto& name : kNames) {
         if (!wanted(o, name) || (d == 1.0 && name != "pack" && !has_density(o, 1.0))) continue;
         if (name == "adtopk" && (n < kAdtopkRow || n % kAdtopkRow != 0)) continue;
-        const double t = measure(name, n, d, false);
+        const double t = measure(name, n, d, Condition::kHot);
         if (name == "unpack") {
           unpack.push_back({{"elements", n}, {"density", d}, {"workers", o.workers}, {"time_us", t}});
           continue;
         }
         compression[name].push_back({{"elements", n}, {"density", d}, {"time_us", t}});
-        if (o.working_set_bytes > 0) {
-          cold[name].push_back({{"elements", n}, {"density", d}, {"time_us", measure(name, n, d, true)}});
+        auto point = [&](Condition c) { return json{{"elements", n}, {"density", d}, {"time_us", measure(name, n, d, c)}}; };
+        if (o.working_set_bytes > 0) cold[name].push_back(point(Condition::kCold));
+        if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) {
+          after_compute[name].push_back(point(Condition::kAfterCompute));
         }
       }
     }
   }
   doc["compression"] = compression;
   if (o.working_set_bytes > 0) doc["compression_cold"] = cold;
+  if (o.after_compute_evict_bytes > 0) doc["compression_after_compute"] = after_compute;
   doc["decompression"] = json{{"unpack", unpack}};
 }
 
@@ -232,8 +265,13 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   // takes the next, so it meets the kernel out of cache, as in training. The
   // cold measurements (compression_cold) take the gradient likewise from
   // copies filling the working set: a fused buffer's older tensors, written
-  // before later layers' backward passed through the cache.
-  std::vector<float> dense, values;
+  // before later layers' backward passed through the cache. The
+  // after-compute calls (compression_after_compute) each follow a sweep of
+  // the eviction buffer and a fresh write of the gradient: what a layer's
+  // backward leaves behind when the runtime copies its gradient in and
+  // compresses it.
+  std::vector<float> dense, values, source;
+  std::vector<uint64_t> evict(static_cast<size_t>(o.after_compute_evict_bytes) / sizeof(uint64_t));
   std::vector<std::vector<float>> gradients, residuals;
   std::vector<int32_t> indices;
   size_t turn = 0;
@@ -247,40 +285,45 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
     dense.assign(static_cast<size_t>(n), 0.0f);
     values.assign(static_cast<size_t>(n), 0.0f);
     indices.assign(static_cast<size_t>(n), 0);
-    return [&, n](const std::string& name, int64_t, double d, bool cold) -> double {
+    source = g;
+    return [&, n](const std::string& name, int64_t, double d, Condition condition) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const bool warm = n < 10'000'000;
+      const bool cold = condition == Condition::kCold;
       float* v = values.data();
       int32_t* ix = indices.data();
       // Each call's gradient: the one hot copy, or the copy of turn I.
       auto gradient = [&](size_t i) { return cold ? gradients[i % gradients.size()].data() : gradients.front().data(); };
       auto in = [&] { return gradient(++turn); };
-      if (name == "topk") return time_cpu_us([&] { topk_abs(in(), n, k, v, ix, &ws); }, reps, warm);
-      if (name == "dgc") return time_cpu_us([&] { dgc(in(), n, d, 1); }, reps, warm);
-      if (name == "gaussiank") return time_cpu_us([&] { gaussiank(in(), n, d); }, reps, warm);
-      if (name == "redsync") return time_cpu_us([&] { redsync(in(), n, d); }, reps, warm);
-      if (name == "sidco") return time_cpu_us([&] { sidco(in(), n, d); }, reps, warm);
-      if (name == "randomk")
-        return time_cpu_us([&] { randomk(in(), n, k, RandomkKey{1, 0, 0}, v, ix, &ws); }, reps, warm);
+      auto time = [&](const std::function<void()>& call) {
+        if (condition != Condition::kAfterCompute) return time_cpu_us(call, reps, warm);
+        auto touch = [&] { std::copy(source.begin(), source.end(), gradients.front().begin()); };
+        return time_after_compute_us(call, [&] { sweep(evict); }, touch, std::max(9, 3 * o.repetitions));
+      };
+      if (name == "topk") return time([&] { topk_abs(in(), n, k, v, ix, &ws); });
+      if (name == "dgc") return time([&] { dgc(in(), n, d, 1); });
+      if (name == "gaussiank") return time([&] { gaussiank(in(), n, d); });
+      if (name == "redsync") return time([&] { redsync(in(), n, d); });
+      if (name == "sidco") return time([&] { sidco(in(), n, d); });
+      if (name == "randomk") return time([&] { randomk(in(), n, k, RandomkKey{1, 0, 0}, v, ix, &ws); });
       if (name == "adtopk") {
         const std::vector<int64_t> shape{n / kAdtopkRow, kAdtopkRow};
-        return time_cpu_us([&] { adtopk(in(), shape, d); }, reps, warm);
+        return time([&] { adtopk(in(), shape, d); });
       }
       if (name == "pack") {
         const PackInput p = pack_input(n, k);
-        return time_cpu_us([&] { pack(in(), p.offsets, p.local.data(), p.counts, v, ix); }, reps, warm);
+        return time([&] { pack(in(), p.offsets, p.local.data(), p.counts, v, ix); });
       }
       if (name == "ef_topk") {
-        auto call = [&] {
+        return time([&] {
           const size_t i = ++turn;
           ef_topk(residuals[i % residuals.size()].data(), gradient(i), n, k, v, ix, &ws);
-        };
-        return time_cpu_us(call, reps, warm);
+        });
       }
       // unpack
       const UnpackInput u = unpack_input(gradients.front(), n, k, o.workers);
-      return time_cpu_us([&] { unpack(u.values.data(), u.indices.data(), u.counts, n, dense.data()); }, reps, warm);
+      return time([&] { unpack(u.values.data(), u.indices.data(), u.counts, n, dense.data()); });
     };
   };
   run_grid(o, sizes_of(o), prepare, doc);
@@ -321,8 +364,9 @@ ProfileRun profile_cuda(const ProfileOptions& o) {
     cuda::fill_normal(g->data(), n, 1, 1e-3f);
     cuda::fill_normal(r->data(), n, 2, 1e-4f);
     host_g = g->download();
-    // The working set is a CPU option (validate_profile_options): never cold here.
-    return [&, n](const std::string& name, int64_t, double d, bool) -> double {
+    // The working set and after-compute calls are CPU options
+    // (validate_profile_options): every call here is hot.
+    return [&, n](const std::string& name, int64_t, double d, Condition) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const float* gp = g->data();
@@ -393,7 +437,7 @@ void print_profile_table(const ProfileRun& run, std::FILE* out) {
                dev.contains("threads") ? (" threads " + std::to_string(dev.at("threads").get<int>())).c_str() : "");
   std::fprintf(out, "# memory bandwidth: %.2f GB/s (%s)\n", run.memory_bandwidth / 1e9, run.bandwidth_method.c_str());
   std::fprintf(out, "# floor ratio = time / (bytes / memory bandwidth)\n#\n");
-  std::fprintf(out, "# %14s %14s %8s %16s %12s %9s %12s\n", "size(elements)", "bytes", "density", "kernel", "time(us)",
+  std::fprintf(out, "# %14s %14s %8s %24s %12s %9s %12s\n", "size(elements)", "bytes", "density", "kernel", "time(us)",
                "GB/s", "floor ratio");
   auto row = [&](const std::string& kernel, const json& e, int workers, const char* suffix) {
     const int64_t n = e.at("elements").get<int64_t>();
@@ -402,11 +446,12 @@ void print_profile_table(const ProfileRun& run, std::FILE* out) {
     const double bytes = profile_bytes_moved(kernel, n, d, workers);
     const double gbps = bytes / (t * 1e-6) / 1e9;
     const double floor_us = bytes / run.memory_bandwidth * 1e6;
-    std::fprintf(out, "  %14lld %14.0f %8.3f %16s %12.2f %9.2f %12.2f\n", static_cast<long long>(n), bytes, d,
+    std::fprintf(out, "  %14lld %14.0f %8.3f %24s %12.2f %9.2f %12.2f\n", static_cast<long long>(n), bytes, d,
                  (kernel + suffix).c_str(), t, gbps, t / floor_us);
   };
   using Section = std::pair<const char*, const char*>;  // key, suffix of its rows' kernel names
-  for (const auto& [key, suffix] : {Section{"compression", ""}, Section{"compression_cold", " (cold)"}}) {
+  for (const auto& [key, suffix] : {Section{"compression", ""}, Section{"compression_cold", " (cold)"},
+                                    Section{"compression_after_compute", " (after compute)"}}) {
     if (!p.contains(key)) continue;
     const json& section = p.at(key);
     for (const auto& kernel : kNames)  // documented order (json objects sort their keys)

@@ -10,6 +10,7 @@
 //  "compression": {
 //    "<kernel>": [{"elements": n, "density": d, "time_us": t}, ...], ...},
 //  "compression_cold": {...the same kernels and points...} (cpu, with a working set only),
+//  "compression_after_compute": {...the same, sizes <= 1e5...} (cpu, with an eviction size only),
 //  "decompression": {
 //    "unpack": [{"elements": n, "density": d, "workers": P, "time_us": t}, ...]}}
 //
@@ -35,6 +36,15 @@
 //            one per call: what a fused buffer's older tensors cost, written
 //            before later layers' backward passed through the cache
 //            (docs/simulator.md, "Cold gradients").
+// compression_after_compute: with after_compute_evict_bytes > 0, every
+//            compression kernel at sizes <= kAfterComputeMaxElements again, as
+//            training calls it: one call alone after a read-and-write sweep of
+//            that many bytes (caches, TLB and the kernel's own workspace as a
+//            layer's backward leaves them) and a fresh copy into the gradient
+//            (the runtime copies each gradient in just before compressing it);
+//            the median of max(9, 3 x repetitions) such calls. What a call
+//            costs above the hot curve there is its entry cost after compute
+//            (docs/simulator-model.md, "Calls after compute").
 //   unpack:  P workers (default 8) each sending k distinct ascending indices
 //            (evenly spaced, shifted by rank); per-rank counts (the correct receiver).
 // Repetitions shrink with size (reps * sqrt(1e6 / n), at least 1) and small calls
@@ -62,9 +72,17 @@ struct ProfileOptions {
   int64_t working_set_bytes = 0;       // cpu: > 0 gives ef_topk copies of its residual
                                        // filling this many bytes, one per call (out of cache),
                                        // and adds compression_cold (gradients likewise)
+  int64_t after_compute_evict_bytes = 0;  // cpu: > 0 adds compression_after_compute, each call
+                                          // alone after sweeping this many bytes
 };
 
 inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;
+// Sizes above it get no after-compute point: a call that long is dominated
+// by its memory traffic, which the hot and cold curves measure, and one call
+// of it varies by more than its entry cost (on the 2-vCPU VM, 2026-11-27:
+// ef_topk's after-compute less hot was +2 to +5 us up to 1e4 elements, then
+// -38 to +411 us between 2e5 and 1e6).
+inline constexpr int64_t kAfterComputeMaxElements = 100'000;
 
 // Every kernel name the profiler knows, compression kernels first, then "unpack".
 const std::vector<std::string>& profile_kernel_names();

@@ -95,6 +95,16 @@ TEST(Profiler, OptionsAndKernelFilter) {
   EXPECT_THROW(run_profile(bad), std::invalid_argument);
 }
 
+// What validate_profile_options says about BAD ("accepted" if nothing).
+std::string message(const ProfileOptions& bad) {
+  try {
+    validate_profile_options(bad);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
 // A working set spreads the calls over copies of the inputs; it is a CPU
 // measurement and bounded, and a bad value names itself.
 TEST(Profiler, WorkingSet) {
@@ -121,14 +131,6 @@ TEST(Profiler, WorkingSet) {
   o.working_set_bytes = 0;  // nothing to take cold copies from
   EXPECT_FALSE(profile_kernels(o).contains("compression_cold"));
 
-  auto message = [](const ProfileOptions& bad) {
-    try {
-      validate_profile_options(bad);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
   ProfileOptions bad;
   bad.working_set_bytes = -1;
   EXPECT_EQ(message(bad), "profile: working set outside [0, 4 GiB]");
@@ -139,6 +141,37 @@ TEST(Profiler, WorkingSet) {
   EXPECT_EQ(message(bad), "profile: a working set is measured on the cpu only");
   bad.device = "cpu";
   EXPECT_EQ(message(bad), "accepted");
+}
+
+// After-compute calls: every compression kernel again at sizes up to
+// kAfterComputeMaxElements (not unpack, not above it); a CPU measurement,
+// bounded, and a bad value names itself.
+TEST(Profiler, AfterCompute) {
+  ProfileOptions o;
+  o.sizes = {2000, kAfterComputeMaxElements + 1};
+  o.densities = {0.01};
+  o.repetitions = 1;
+  o.kernels = {"topk", "pack", "unpack"};
+  o.after_compute_evict_bytes = 1 << 20;
+  const auto p = profile_kernels(o);
+  ASSERT_TRUE(p.contains("compression_after_compute"));
+  EXPECT_FALSE(p.contains("compression_cold"));
+  const auto& after = p.at("compression_after_compute");
+  EXPECT_EQ(after.size(), 2u);  // topk and pack
+  EXPECT_EQ(after.at("topk").size(), 1u);     // 2000 at 0.01; the larger size left out
+  EXPECT_EQ(after.at("pack").size(), 2u);     // and pack at density 1
+  EXPECT_EQ(after.at("topk").at(0).at("elements"), 2000);
+  EXPECT_GT(after.at("topk").at(0).at("time_us").get<double>(), 0.0);
+  EXPECT_EQ(p.at("compression").at("topk").size(), 2u);  // the hot curve has both sizes
+
+  ProfileOptions bad;
+  bad.after_compute_evict_bytes = -1;
+  EXPECT_EQ(message(bad), "profile: after-compute eviction outside [0, 4 GiB]");
+  bad.after_compute_evict_bytes = kMaxWorkingSet + 1;
+  EXPECT_EQ(message(bad), "profile: after-compute eviction outside [0, 4 GiB]");
+  bad.after_compute_evict_bytes = 1 << 20;
+  bad.device = "cuda";
+  EXPECT_EQ(message(bad), "profile: after-compute calls are measured on the cpu only");
 }
 
 TEST(Profiler, BytesMoved) {

@@ -44,6 +44,12 @@ double CostCurve::time_us(int64_t elements, double density) const {
   return (1 - f) * at_density(lo->second, double(elements)) + f * at_density(hi->second, double(elements));
 }
 
+int64_t CostCurve::max_elements() const {
+  double most = 0;
+  for (const auto& [density, points] : by_density_) most = std::max(most, points.back().first);
+  return int64_t(most);
+}
+
 CostCurve CostCurve::scaled_above_floor(double factor) const {
   CostCurve scaled;
   for (const auto& [density, points] : by_density_) {
@@ -61,7 +67,7 @@ CostCurve CostCurve::scaled_above_floor(double factor) const {
 
 CompressionConfig CompressionConfig::parse(const JsonNode& node) {
   node.check_keys({"density", "sparsifier", "profile", "cpu_profile", "gpu_memory_gbytes_per_s",
-                   "pcie_gbytes_per_s", "cpu_threads", "side_stream_contention"});
+                   "pcie_gbytes_per_s", "cpu_threads", "side_stream_contention", "calls"});
   CompressionConfig c;
   c.density = node.get_number("density", c.density, 0, 1, /*min_exclusive=*/true);
   if (auto s = node.optional_child("sparsifier")) {
@@ -79,6 +85,13 @@ CompressionConfig CompressionConfig::parse(const JsonNode& node) {
   c.pcie_gbytes_per_s = node.get_number("pcie_gbytes_per_s", c.pcie_gbytes_per_s, 0, 1e6, true);
   c.cpu_threads = int(node.get_int("cpu_threads", c.cpu_threads, 1, 4096));
   c.side_stream_contention = node.get_number("side_stream_contention", c.side_stream_contention, 0, 100);
+  if (auto calls = node.optional_child("calls")) {
+    const std::string value = calls->as_string();
+    if (value != "hot" && value != "after-compute") {
+      calls->fail(fmt::format("expected \"hot\" or \"after-compute\", got \"{}\"", value));
+    }
+    c.calls_after_compute = value == "after-compute";
+  }
   return c;
 }
 
@@ -89,12 +102,14 @@ Json CompressionConfig::to_json() const {
             {"gpu_memory_gbytes_per_s", gpu_memory_gbytes_per_s},
             {"pcie_gbytes_per_s", pcie_gbytes_per_s},
             {"cpu_threads", cpu_threads},
-            {"side_stream_contention", side_stream_contention}};
+            {"side_stream_contention", side_stream_contention},
+            {"calls", calls_after_compute ? "after-compute" : "hot"}};
   if (!sparsifier.empty()) j["sparsifier"] = sparsifier;
   return j;
 }
 
-// One section of a profile ("compression" or "compression_cold") into CURVES.
+// One section of a profile ("compression", "compression_cold" or
+// "compression_after_compute") into CURVES.
 static void load_kernel_curves(const JsonNode& section, KernelCurves& curves) {
   section.expect_object();
   for (auto it = section.json().begin(); it != section.json().end(); ++it) {
@@ -120,6 +135,7 @@ ProfileCurves load_profile_curves(const Json& document, const std::string& file)
   if (format.as_string() != "sparsefuse-profile/1") format.fail("expected \"sparsefuse-profile/1\"");
   load_kernel_curves(root.child("compression"), curves.hot);
   if (auto cold = root.optional_child("compression_cold")) load_kernel_curves(*cold, curves.cold);
+  if (auto after = root.optional_child("compression_after_compute")) load_kernel_curves(*after, curves.after_compute);
   // An effective bandwidth from the measured unpack points, if any.
   double bytes = 0, ns = 0;
   if (auto d = root.optional_child("decompression"); d && d->has("unpack")) {
@@ -165,6 +181,7 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     ProfileCurves measured = load_profile_curves(load_profile_document(config.profile, base_dir, file), file);
     hot_ = std::move(measured.hot);
     cold_ = std::move(measured.cold);
+    after_ = std::move(measured.after_compute);
     if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns;
     gpu_source_ = file;
   }
@@ -289,6 +306,34 @@ TimeNs CompressionCost::pack_ns(int64_t elements, int64_t pairs, double cold_fra
   if (hot_.pack.empty() || elements <= 0 || pairs <= 0) return 0;
   const double density = std::min(1.0, double(pairs) / double(elements));
   return us_to_ns(blended_us(hot_.pack, cold_.pack.empty() ? nullptr : &cold_.pack, elements, density, cold_fraction));
+}
+
+// AFTER's time less HOT's at (ELEMENTS clamped to AFTER's largest size,
+// DENSITY), at least 0.
+static double entry_excess_us(const CostCurve& after, const CostCurve& hot, int64_t elements, double density) {
+  const int64_t n = std::min(elements, after.max_elements());
+  return std::max(0.0, after.time_us(n, density) - hot.time_us(n, density));
+}
+
+TimeNs CompressionCost::entry_ns(Sparsifier s, bool error_feedback, int64_t elements, double density) const {
+  if (!config_.calls_after_compute || seed_tables_) return 0;
+  if (error_feedback && s == Sparsifier::kTopk && !after_.ef_topk.empty() && !hot_.ef_topk.empty()) {
+    return us_to_ns(entry_excess_us(after_.ef_topk, hot_.ef_topk, elements, density));
+  }
+  const CostCurve* after = find_curve(after_, s);
+  return after ? us_to_ns(entry_excess_us(*after, curve_for(hot_, s, gpu_source_), elements, density)) : 0;
+}
+
+TimeNs CompressionCost::pack_entry_ns(int64_t elements, int64_t pairs) const {
+  if (!config_.calls_after_compute || after_.pack.empty() || hot_.pack.empty() || elements <= 0 || pairs <= 0) return 0;
+  return us_to_ns(entry_excess_us(after_.pack, hot_.pack, elements, std::min(1.0, double(pairs) / double(elements))));
+}
+
+std::string CompressionCost::compression_costs() const {
+  if (!config_.calls_after_compute) return gpu_source_;
+  const bool measured = !after_.sparsifiers.empty() || !after_.ef_topk.empty() || !after_.pack.empty();
+  return gpu_source_ + (measured ? "; calls after compute: its compression_after_compute excess charged"
+                                 : "; calls after compute: it measured none, every call charged hot");
 }
 
 TimeNs CompressionCost::decompression_ns(int64_t elements, int64_t gathered_pairs) const {

@@ -25,6 +25,8 @@ class CostCurve {
   // linear in density between the two nearest measured densities (clamped).
   double time_us(int64_t elements, double density) const;
   bool empty() const { return by_density_.empty(); }
+  // The largest size measured at any density (0 when empty).
+  int64_t max_elements() const;
   // The curve on a device FACTOR times slower per byte: at each density the
   // fastest call's time (launches and synchronisation, which memory
   // bandwidth does not set; usually the smallest size's) stays, the rest is
@@ -46,6 +48,10 @@ struct CompressionConfig {
   double pcie_gbytes_per_s = 12;         // device<->host copies of offloaded compression
   int cpu_threads = 4;                   // offload thread pool
   double side_stream_contention = 0.25;  // backward runs at 1/(1+c) speed while a side-stream job runs
+  // How inline calls meet the caches: "hot" (the profile's loops) or
+  // "after-compute" (each call right after a layer's backward, as
+  // `sparsefuse train` makes them: docs/simulator-model.md#calls-after-compute).
+  bool calls_after_compute = false;
 
   static CompressionConfig parse(const JsonNode& node);
   Json to_json() const;
@@ -60,10 +66,11 @@ struct KernelCurves {
 
 // What a profile file's curves say: the kernels on a gradient in cache
 // ("compression"), on one out of cache where measured ("compression_cold";
-// empty otherwise), and the effective unpack bandwidth (bytes/ns; 0 if it
-// measured none).
+// empty otherwise), called alone right after compute where measured
+// ("compression_after_compute"; empty otherwise), and the effective unpack
+// bandwidth (bytes/ns; 0 if it measured none).
 struct ProfileCurves {
-  KernelCurves hot, cold;
+  KernelCurves hot, cold, after_compute;
   double unpack_bytes_per_ns = 0;
 };
 ProfileCurves load_profile_curves(const Json& document, const std::string& file);
@@ -92,15 +99,26 @@ class CompressionCost {
   // bucket sent dense as pairs); 0 where the profile has no pack curve (the
   // seed tables, profiles measured before it existed).
   TimeNs pack_ns(int64_t elements, int64_t pairs, double cold_fraction = 0) const;
+  // With calls after compute, what an inline call costs above the curves
+  // above: the kernel's after-compute time less its hot time at (ELEMENTS,
+  // DENSITY), at least 0, sizes clamped to the largest after-compute point
+  // (above it memory traffic dominates and the curves above measure it). The
+  // kernel is the fused ef_topk for top-k with ERROR_FEEDBACK where measured,
+  // the sparsifier's otherwise. 0 with hot calls or no after-compute curve
+  // (compression_costs() then says so).
+  TimeNs entry_ns(policy::Sparsifier s, bool error_feedback, int64_t elements, double density) const;
+  TimeNs pack_entry_ns(int64_t elements, int64_t pairs) const;
   // Zero-fill the dense buffer and scatter-add every worker's pairs.
   TimeNs decompression_ns(int64_t elements, int64_t gathered_pairs) const;
   const CompressionConfig& config() const { return config_; }
   std::string gpu_source() const { return gpu_source_; }
+  // The profile and how its calls are charged (a result's compression_costs).
+  std::string compression_costs() const;
 
  private:
   CompressionConfig config_;
   bool seed_tables_ = false;
-  KernelCurves hot_, cold_;  // the profile's
+  KernelCurves hot_, cold_, after_;  // the profile's
   KernelCurves cpu_;         // the CPU profile's (hot: offloaded selections read a fresh host copy)
   double unpack_bytes_per_ns_;
   std::string gpu_source_, cpu_source_;

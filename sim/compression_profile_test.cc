@@ -147,6 +147,65 @@ TEST(CompressionProfile, ColdFractionsBlendTheHotAndColdCurves) {
   }
 }
 
+// An inline call after compute pays the after-compute curve's excess over
+// the hot one (hand-computed, log-log between 100 and 10000 elements), sizes
+// clamped to the largest after-compute point; top-k with error feedback
+// reads ef_topk's pair of curves; never below 0; nothing with hot calls, for
+// a sparsifier without an after-compute curve, or where none was measured.
+TEST(CompressionProfile, CallsAfterComputePayTheExcessOverTheHotCurve) {
+  auto curve = [](double small_us, double large_us) {
+    return Json::array({Json{{"elements", 100}, {"density", 0.01}, {"time_us", small_us}},
+                        Json{{"elements", 10'000}, {"density", 0.01}, {"time_us", large_us}}});
+  };
+  const Json profile = {
+      {"format", "sparsefuse-profile/1"},
+      {"compression", {{"topk", curve(1, 100)}, {"dgc", curve(2, 200)}, {"ef_topk", curve(2, 150)}, {"pack", curve(1, 1)}}},
+      {"compression_after_compute", {{"topk", curve(4, 90)}, {"ef_topk", curve(5, 170)}, {"pack", curve(2, 2)}}}};
+  const std::string path = ::testing::TempDir() + "/after_profile.json";
+  std::ofstream(path) << profile.dump();
+  model::CompressionConfig config;
+  config.profile = path;
+  config.calls_after_compute = true;
+  const model::CompressionCost cost(config, "", "s.json");
+  EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, false, 100, 0.01), 3'000);    // 4 - 1
+  EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, false, 50, 0.01), 3'000);     // clamped below, as the curves
+  EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, true, 100, 0.01), 3'000);     // ef_topk: 5 - 2
+  EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, true, 10'000, 0.01), 20'000);  // 170 - 150
+  // 1000 elements, halfway in log: top-k sqrt(1 x 100) = 10, after sqrt(4 x 90) = 18.97.
+  EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, false, 1000, 0.01), std::llround((std::sqrt(360.0) - 10) * 1e3));
+  EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, false, 10'000, 0.01), 0);         // 90 < 100: never below 0
+  EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, true, 1'000'000, 0.01), 20'000);  // clamped to 10000 elements
+  EXPECT_EQ(cost.entry_ns(Sparsifier::kDgc, false, 100, 0.01), 0);             // no after-compute DGC curve
+  EXPECT_EQ(cost.pack_entry_ns(10'000, 100), 1'000);                           // 2 - 1
+  EXPECT_EQ(cost.pack_entry_ns(10'000, 0), 0);
+  config.calls_after_compute = false;
+  const model::CompressionCost hot(config, "", "s.json");
+  EXPECT_EQ(hot.entry_ns(Sparsifier::kTopk, true, 100, 0.01), 0);
+  EXPECT_EQ(hot.pack_entry_ns(10'000, 100), 0);
+  model::CompressionConfig seed;  // the seed tables: no calls to charge
+  seed.calls_after_compute = true;
+  EXPECT_EQ(model::CompressionCost(seed, "", "s.json").entry_ns(Sparsifier::kTopk, true, 100, 0.01), 0);
+}
+
+// The scenario key: "hot" or "after-compute", anything else named with the file.
+TEST(CompressionProfile, CallsIsHotOrAfterCompute) {
+  Json doc = on_topology({});
+  doc.erase("topology");
+  EXPECT_FALSE(model::parse_scenario(doc, "s.json").compression.calls_after_compute);
+  doc["compression"] = {{"calls", "after-compute"}};
+  EXPECT_TRUE(model::parse_scenario(doc, "s.json").compression.calls_after_compute);
+  doc["compression"] = {{"calls", "cold"}};
+  try {
+    model::parse_scenario(doc, "s.json");
+    FAIL() << "accepted calls = cold";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("s.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("/compression/calls"), std::string::npos) << what;
+    EXPECT_NE(what.find("expected \"hot\" or \"after-compute\", got \"cold\""), std::string::npos) << what;
+  }
+}
+
 // Packing costs the profile's pack curve at the bucket's pair density
 // (hand-computed: linear between densities 0.01 and 1 at 1e6 elements);
 // nothing where a profile measured no packing.

@@ -111,7 +111,7 @@ model::RunResult Simulation::run(const ProgressHook& progress) {
   result.scenario = scenario_.resolved();
   result.network = plan_.network->describe();
   result.provenance = scenario_.trace.provenance_kind();
-  result.compression_costs = plan_.compression.gpu_source();
+  result.compression_costs = plan_.compression.compression_costs();
   result.samples_per_iteration = int64_t(workers_) * scenario_.batch_per_worker;
   for (int it = 0; it < total_iterations_; ++it) {
     run_iteration(it);

@@ -12,14 +12,15 @@
 namespace sparsefuse::sim {
 namespace {
 
-model::RunResult run_tiny(Json scheme, int workers = 2, const char* profile = "tests/data/profile-unit.json") {
+model::RunResult run_tiny(Json scheme, int workers = 2, const char* profile = "tests/data/profile-unit.json",
+                          const char* calls = "hot") {
   Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
               {"workers", workers},
               {"warmup_iterations", 0},
               {"iterations", 1},
               {"scheme", scheme},
               {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
-              {"compression", {{"profile", profile}, {"gpu_memory_gbytes_per_s", 1.0}}}};
+              {"compression", {{"profile", profile}, {"gpu_memory_gbytes_per_s", 1.0}, {"calls", calls}}}};
   return simulate(model::parse_scenario(doc, ""));
 }
 
@@ -127,6 +128,26 @@ TEST(SparseHandComputed, AFusedBuffersOlderTensorsAreCold) {
   // A profile without a cold section costs every request hot.
   model::RunResult hot = run_tiny(fused, 2, "tests/data/profile-unit-pack.json");
   EXPECT_DOUBLE_EQ(hot.buckets[0].compression_s, 1500e-9);
+}
+
+// Calls after compute (docs/simulator-model.md#calls-after-compute): per
+// tensor, top-k costs its hot 1000 ns plus its entry excess 3000 - 1000 and
+// packing 500 + (750 - 500): 3750 ns per bucket. Hot calls: 1500 ns. A
+// profile without the section charges hot and the result says so.
+TEST(SparseHandComputed, CallsAfterComputePayTheirEntryCost) {
+  const char* profile = "tests/data/profile-unit-after-compute.json";
+  model::RunResult after = run_tiny(layerwise("fixed-k"), 2, profile, "after-compute");
+  ASSERT_EQ(after.buckets.size(), 3u);
+  for (const auto& b : after.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 3750e-9);
+  EXPECT_NE(after.compression_costs.find("compression_after_compute excess charged"), std::string::npos)
+      << after.compression_costs;
+  model::RunResult hot = run_tiny(layerwise("fixed-k"), 2, profile, "hot");
+  for (const auto& b : hot.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
+  EXPECT_EQ(hot.compression_costs.find("after compute"), std::string::npos) << hot.compression_costs;
+  model::RunResult unmeasured = run_tiny(layerwise("fixed-k"), 2, "tests/data/profile-unit-pack.json", "after-compute");
+  for (const auto& b : unmeasured.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
+  EXPECT_NE(unmeasured.compression_costs.find("it measured none, every call charged hot"), std::string::npos)
+      << unmeasured.compression_costs;
 }
 
 // Allgather volumes by alignment, p = 2, contributions of 80 and 240 bytes.

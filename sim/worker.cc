@@ -102,10 +102,14 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
   gpu = TimeNs(std::llround(double(gpu) * s.scale));  // a slow worker's GPU is slow at everything
   compressed_elements += r.elements;
   switch (r.placement) {
-    case policy::Placement::kGpuInline:
-      out.done = run_inline(now, gpu);
-      pending_compression_ += gpu;
+    case policy::Placement::kGpuInline: {
+      // Inline calls follow the backward step that made the gradient ready.
+      const TimeNs entry = cost_.entry_ns(r.sparsifier, r.error_feedback, r.elements, r.density);
+      const TimeNs inline_ns = gpu + TimeNs(std::llround(double(entry) * s.scale));
+      out.done = run_inline(now, inline_ns);
+      pending_compression_ += inline_ns;
       break;
+    }
     case policy::Placement::kGpuSideStream: {
       TimeNs start = std::max(now, s.side_free);
       s.side_free = start + gpu;
@@ -147,7 +151,8 @@ void WorkerExecutor::flush(const policy::Bucket& bucket, TimeNs when) {
 WorkerExecutor::Packed WorkerExecutor::pack(const policy::Bucket& bucket, int64_t pairs, TimeNs ready) {
   if (!policy::packs_pairs(bucket)) return {ready, 0};
   const double cold = cold_fraction(bucket.first_tensor, bucket.end_tensor, bucket.elements);
-  const TimeNs packing = TimeNs(std::llround(double(cost_.pack_ns(bucket.elements, pairs, cold)) * streams_->scale));
+  const TimeNs pack_ns = cost_.pack_ns(bucket.elements, pairs, cold) + cost_.pack_entry_ns(bucket.elements, pairs);
+  const TimeNs packing = TimeNs(std::llround(double(pack_ns) * streams_->scale));
   if (packing == 0) return {ready, 0};
   return {run_inline(ready, packing), packing};
 }

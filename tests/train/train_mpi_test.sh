@@ -29,6 +29,8 @@ r = json.load(open(sys.argv[1]))
 assert r["format"] == "sparsefuse-result/1", r["format"]
 assert r["executor"]["name"] == "runtime-mpi (training)" and r["executor"]["ranks"] == 2, r["executor"]
 assert r["scenario"]["model"] == {"trace": "trace.json"} and r["scenario"]["iterations"] == 4, r["scenario"]
+# Training compresses right after each layer's backward (docs/simulator-model.md#calls-after-compute).
+assert r["scenario"]["compression"]["calls"] == "after-compute", r["scenario"]["compression"]
 assert r["plan"]["preset"] == "wfbp" if "preset" in r.get("plan", {}) else True
 assert len(r["buckets"]) == 6 and all(b["collective"] == "allreduce" for b in r["buckets"]), r["buckets"]
 assert all(b["duration_s"] > 0 for b in r["buckets"]), r["buckets"]

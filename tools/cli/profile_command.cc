@@ -25,11 +25,14 @@ int run_profile_kernels(const Args& args) {
       ("working-set", po::value<int64_t>()->default_value(0),
        "cpu: bytes of residual copies the error-feedback kernel's calls cycle through (0: one copy, in cache; "
        "in training the residual is as large as the model's gradient and out of cache: e.g. 134217728); "
-       "also measures every kernel on gradient copies filling it (compression_cold: a fused buffer's older tensors)");
+       "also measures every kernel on gradient copies filling it (compression_cold: a fused buffer's older tensors)")
+      ("after-compute", po::value<int64_t>()->default_value(0),
+       "cpu: also time every kernel at sizes <= 1e5 as training calls it, each call alone after a sweep of B bytes "
+       "(compression_after_compute: what a call costs right after a layer's backward; e.g. 8388608)");
   po::positional_options_description none;
   po::variables_map vm;
   if (!parse_command_line(args, "usage: sparsefuse profile-kernels --device cpu|cuda [--out profiles/NAME.json] [--sizes N...] [--kernels K...]\n"
-                                "       [--working-set B]\n\n"
+                                "       [--working-set B] [--after-compute B]\n\n"
                                 "Measures every compression kernel over sizes and densities, prints a table (time,\n"
                                 "GB/s, ratio to the memory floor) and writes cost curves the simulator reads\n"
                                 "(scenario key compression.profile or compression.cpu_profile).",
@@ -47,10 +50,11 @@ int run_profile_kernels(const Args& args) {
   if (vm.count("sizes")) o.sizes = vm["sizes"].as<std::vector<int64_t>>();
   if (vm.count("kernels")) o.kernels = vm["kernels"].as<std::vector<std::string>>();
   o.working_set_bytes = vm["working-set"].as<int64_t>();
+  o.after_compute_evict_bytes = vm["after-compute"].as<int64_t>();
   try {
     kernels::validate_profile_options(o);
   } catch (const std::invalid_argument& e) {
-    throw InputError("--sizes/--kernels/--working-set", "", e.what());
+    throw InputError("--sizes/--kernels/--working-set/--after-compute", "", e.what());
   }
   // A missing GPU is a problem with the request, not an internal error.
   std::string reason;

@@ -29,8 +29,13 @@ from sparsefuse_torch.stages import ForwardStages
 
 def _scenario(trace, scheme, knobs, workers, warmup, scenario):
     """The scenario document: SCENARIO's keys (e.g. network, compression),
-    then the trace, the scheme with its knobs and the worker count."""
+    then the trace, the scheme with its knobs and the worker count. Its
+    compression calls come right after each layer's backward unless
+    SCENARIO says otherwise (compression.calls, docs/simulator-model.md)."""
     doc = dict(scenario or {})
+    compression = doc.get("compression", {})
+    if isinstance(compression, dict):  # anything else the runtime reports, naming the key
+        doc["compression"] = {"calls": "after-compute", **compression}
     doc["model"] = {"trace": trace}
     doc["workers"] = workers
     doc["warmup_iterations"] = warmup
