@@ -302,11 +302,24 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
         return time_after_compute_us(call, [&] { sweep(evict); }, touch, std::max(9, 3 * o.repetitions));
       };
       if (name == "topk") return time([&] { topk_abs(in(), n, k, v, ix, &ws); });
-      if (name == "dgc") return time([&] { dgc(in(), n, d, 1); });
+      // A fresh sample and a fresh key every call, as the runtime draws them
+      // (per rank, iteration and tensor): one fixed seed would keep its
+      // sampled positions in cache from one call to the next.
+      if (name == "dgc") {
+        return time([&] {
+          const float* g = in();
+          dgc(g, n, d, turn);
+        });
+      }
       if (name == "gaussiank") return time([&] { gaussiank(in(), n, d); });
       if (name == "redsync") return time([&] { redsync(in(), n, d); });
       if (name == "sidco") return time([&] { sidco(in(), n, d); });
-      if (name == "randomk") return time([&] { randomk(in(), n, k, RandomkKey{1, 0, 0}, v, ix, &ws); });
+      if (name == "randomk") {
+        return time([&] {
+          const float* g = in();
+          randomk(g, n, k, RandomkKey{1, turn, 0}, v, ix, &ws);
+        });
+      }
       if (name == "adtopk") {
         const std::vector<int64_t> shape{n / kAdtopkRow, kAdtopkRow};
         return time([&] { adtopk(in(), shape, d); });

@@ -20,7 +20,8 @@
 // synchronisations and count read-backs). Inputs are synthetic Gaussian
 // gradients (scale 1e-3, fixed seed):
 //   topk/dgc/gaussiank/redsync/sidco/randomk: one tensor of n elements, k = max(1, floor(d n));
-//     sidco = SIDCo-E, 1 stage; dgc seed 1; randomk key (1, 0, 0).
+//     sidco = SIDCo-E, 1 stage; dgc and randomk (cpu) a new seed / key (1, call, 0)
+//     every call, as the runtime draws them (cuda: seed 1, key (1, 0, 0)).
 //   adtopk:  the tensor viewed as (n / 1000, 1000) (rows of 1000, so k1 = max(1, floor(1000 d)));
 //            sizes below 1000 are skipped.
 //   pack:    a fusion buffer of n elements split into 4 equal tensors, each with
