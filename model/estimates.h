@@ -19,8 +19,10 @@ class CostModelEstimator : public policy::CostEstimator {
     return network_.collective_ns(c, bytes_per_worker);
   }
   TimeNs coordination_ns() const override { return network_.coordination_ns(); }
+  // What the simulator will charge an inline call: its curve, plus its entry
+  // cost where calls come right after compute (compression.calls).
   TimeNs compression_ns(policy::Sparsifier s, int64_t elements, double density) const override {
-    return compression_.gpu_ns(s, elements, density);
+    return compression_.gpu_ns(s, elements, density) + compression_.entry_ns(s, false, elements, density);
   }
   TimeNs cpu_compression_ns(policy::Sparsifier s, int64_t elements, double density) const override {
     return compression_.cpu_ns(s, elements, density);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/compression_cost.h"
+#include "model/estimates.h"
 #include "model/gpu_devices.h"
 #include "model/scenario.h"
 #include "sim/simulator.h"
@@ -178,8 +179,13 @@ TEST(CompressionProfile, CallsAfterComputePayTheExcessOverTheHotCurve) {
   EXPECT_EQ(cost.entry_ns(Sparsifier::kDgc, false, 100, 0.01), 0);             // no after-compute DGC curve
   EXPECT_EQ(cost.pack_entry_ns(10'000, 100), 1'000);                           // 2 - 1
   EXPECT_EQ(cost.pack_entry_ns(10'000, 0), 0);
+  // A planner's estimate (policy::CostEstimator) is what the simulator charges: 1 + (4 - 1) us.
+  model::NetworkConfig network;
+  const model::FlatNetwork flat(network, 2);
+  EXPECT_EQ(model::CostModelEstimator(flat, cost).compression_ns(Sparsifier::kTopk, 100, 0.01), 4'000);
   config.calls_after_compute = false;
   const model::CompressionCost hot(config, "", "s.json");
+  EXPECT_EQ(model::CostModelEstimator(flat, hot).compression_ns(Sparsifier::kTopk, 100, 0.01), 1'000);
   EXPECT_EQ(hot.entry_ns(Sparsifier::kTopk, true, 100, 0.01), 0);
   EXPECT_EQ(hot.pack_entry_ns(10'000, 100), 0);
   model::CompressionConfig seed;  // the seed tables: no calls to charge
