@@ -235,7 +235,9 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
           continue;
         }
         compression[name].push_back({{"elements", n}, {"density", d}, {"time_us", t}});
-        auto point = [&](Condition c) { return json{{"elements", n}, {"density", d}, {"time_us", measure(name, n, d, c)}}; };
+        auto point = [&](Condition c) {
+          return json{{"elements", n}, {"density", d}, {"time_us", measure(name, n, d, c)}};
+        };
         if (o.working_set_bytes > 0) cold[name].push_back(point(Condition::kCold));
         if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) {
           after_compute[name].push_back(point(Condition::kAfterCompute));
@@ -285,7 +287,9 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
     dense.assign(static_cast<size_t>(n), 0.0f);
     values.assign(static_cast<size_t>(n), 0.0f);
     indices.assign(static_cast<size_t>(n), 0);
-    source = g;
+    // The after-compute calls' fresh gradient (only at the sizes they measure).
+    source.clear();
+    if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) source = g;
     return [&, n](const std::string& name, int64_t, double d, Condition condition) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);

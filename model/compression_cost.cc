@@ -316,7 +316,7 @@ static double entry_excess_us(const CostCurve& after, const CostCurve& hot, int6
 }
 
 TimeNs CompressionCost::entry_ns(Sparsifier s, bool error_feedback, int64_t elements, double density) const {
-  if (!config_.calls_after_compute || seed_tables_) return 0;
+  if (!config_.calls_after_compute) return 0;
   if (error_feedback && s == Sparsifier::kTopk && !after_.ef_topk.empty() && !hot_.ef_topk.empty()) {
     return us_to_ns(entry_excess_us(after_.ef_topk, hot_.ef_topk, elements, density));
   }

@@ -160,7 +160,8 @@ TEST(CompressionProfile, CallsAfterComputePayTheExcessOverTheHotCurve) {
   };
   const Json profile = {
       {"format", "sparsefuse-profile/1"},
-      {"compression", {{"topk", curve(1, 100)}, {"dgc", curve(2, 200)}, {"ef_topk", curve(2, 150)}, {"pack", curve(1, 1)}}},
+      {"compression",
+       {{"topk", curve(1, 100)}, {"dgc", curve(2, 200)}, {"ef_topk", curve(2, 150)}, {"pack", curve(1, 1)}}},
       {"compression_after_compute", {{"topk", curve(4, 90)}, {"ef_topk", curve(5, 170)}, {"pack", curve(2, 2)}}}};
   const std::string path = ::testing::TempDir() + "/after_profile.json";
   std::ofstream(path) << profile.dump();
