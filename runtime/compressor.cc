@@ -26,21 +26,21 @@ kernels::Selection align_to_count(kernels::Selection selection, const float* dat
     }
     return out;
   }
-  // Pad: the largest K - S entries among those not selected, merged in.
-  std::vector<float> rest;
-  std::vector<int32_t> where;
-  rest.reserve(size_t(n - s));
-  where.reserve(size_t(n - s));
-  for (int64_t i = 0, j = 0; i < n; ++i) {
-    if (j < s && selection.indices[j] == i) {
-      ++j;
-      continue;
-    }
-    rest.push_back(data[i]);
-    where.push_back(int32_t(i));
+  // Pad: the largest K - S entries among those not selected, merged in. They
+  // are among the top K of the whole tensor (fewer than K - S unselected and
+  // at most S selected entries rank above any of them, in top-k's order:
+  // larger magnitude, then smaller index), so one top-k pass over DATA and a
+  // pass over its K entries find them, with no copy of the tensor.
+  const kernels::Selection top = kernels::topk_abs(data, n, k);
+  kernels::Selection unselected;
+  for (int64_t j = 0, i = 0; j < k; ++j) {
+    while (i < s && selection.indices[i] < top.indices[j]) ++i;
+    if (i < s && selection.indices[i] == top.indices[j]) continue;
+    unselected.indices.push_back(top.indices[j]);
+    unselected.values.push_back(top.values[j]);
   }
-  kernels::Selection extra = kernels::topk_abs(rest.data(), int64_t(rest.size()), k - s);
-  for (auto& index : extra.indices) index = where[index];
+  kernels::Selection extra = kernels::topk_abs(unselected.values.data(), unselected.size(), k - s);
+  for (auto& index : extra.indices) index = unselected.indices[index];
   out.resize(k);
   std::merge(selection.indices.begin(), selection.indices.end(), extra.indices.begin(), extra.indices.end(),
              out.indices.begin());

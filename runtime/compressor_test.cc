@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <random>
 
 #include "kernels/synthetic.h"
 #include "kernels/topk.h"
@@ -125,6 +128,38 @@ TEST(AlignToCount, TruncatesAndPadsToTheTopK) {
     EXPECT_EQ(aligned.values, top40.values) << "from " << s;
   }
   EXPECT_EQ(align_to_count(top40, g.data(), 500, 1000).size(), 500);
+}
+
+// Padding any selection (not only a top-s one): the selected entries stay and
+// the largest-magnitude unselected ones join them, ties to the smaller index,
+// against a sort of every unselected entry. Values drawn from a few levels,
+// so ties are common.
+TEST(AlignToCount, PadsAnySelectionWithTheLargestUnselectedEntries) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t n = 1 + int64_t(rng() % 300);
+    std::vector<float> g(static_cast<size_t>(n));
+    for (auto& x : g) x = float(int(rng() % 7) - 3) * 0.5f;
+    const int64_t k = 1 + int64_t(rng() % uint64_t(n));
+    kernels::Selection chosen;
+    for (int64_t i = 0; i < n; ++i) {
+      if (chosen.size() + 1 < k && rng() % 4 == 0) {
+        chosen.indices.push_back(int32_t(i));
+        chosen.values.push_back(g[size_t(i)]);
+      }
+    }
+    std::vector<int32_t> rest;
+    for (int64_t i = 0; i < n; ++i) {
+      if (!std::binary_search(chosen.indices.begin(), chosen.indices.end(), int32_t(i))) rest.push_back(int32_t(i));
+    }
+    std::stable_sort(rest.begin(), rest.end(), [&](int32_t a, int32_t b) { return std::fabs(g[a]) > std::fabs(g[b]); });
+    std::vector<int32_t> want = chosen.indices;
+    want.insert(want.end(), rest.begin(), rest.begin() + (k - chosen.size()));
+    std::sort(want.begin(), want.end());
+    const kernels::Selection padded = align_to_count(chosen, g.data(), n, k);
+    ASSERT_EQ(padded.indices, want) << "trial " << trial << ": n " << n << ", k " << k;
+    for (int64_t j = 0; j < k; ++j) EXPECT_EQ(padded.values[j], g[size_t(padded.indices[j])]);
+  }
 }
 
 TEST(Compressor, RejectsARequestWhoseCountDoesNotMatchItsTensors) {
