@@ -4,7 +4,9 @@
 # `sparsefuse validate` on the trace it profiled, and prints one markdown row
 # per scheme: bucket count and whether the sequence equals the simulator's,
 # iteration time measured and simulated, the error, and the per-bucket and
-# summed compression errors. The README's validation table comes from here.
+# summed compression errors; then the per-bucket compression error by kind of
+# bucket (sparse >= 1e5 elements, smaller, sent dense as pairs). The README's
+# validation table comes from here.
 #
 #   tools/train/validation_table.sh SPARSEFUSE OUTDIR P "TRAIN ARGS" "VALIDATE ARGS" SCHEME...
 #
@@ -22,6 +24,7 @@ shift 5
 py=/usr/bin/python3
 mkdir -p "$out"
 status=0
+validated=()
 "$py" "$(dirname "$0")/validation_row.py" --header scheme
 for scheme in "$@"; do
   dir=$out/$scheme
@@ -42,5 +45,15 @@ for scheme in "$@"; do
     continue
   fi
   "$py" "$(dirname "$0")/validation_row.py" "$dir/v/validation.json" "$scheme"
+  validated+=("$scheme")
 done
+# The per-bucket compression error by kind of bucket, for the schemes validated.
+if ((${#validated[@]})); then
+  echo
+  "$py" "$(dirname "$0")/validation_row.py" --by-size-header scheme
+  for scheme in "${validated[@]}"; do
+    "$py" "$(dirname "$0")/validation_row.py" --by-size "$out/$scheme/v/validation.json" "$out/$scheme/result.json" \
+      "$scheme"
+  done
+fi
 exit $status
