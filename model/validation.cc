@@ -44,6 +44,14 @@ struct ErrorTally {
   std::optional<double> mean() const { return counted ? std::optional(sum_abs / counted) : std::nullopt; }
 };
 
+constexpr int64_t kLargeBucket = 100'000;  // elements (Validation::compression_by_kind)
+
+// Which of Validation::compression_by_kind B counts in.
+size_t compression_kind(const BucketComparison& b) {
+  if (b.collective == "allgather" && b.dense_elements == b.elements) return 2;
+  return b.elements >= kLargeBucket ? 0 : 1;
+}
+
 }  // namespace
 
 Validation compare_results(const JsonNode& measured, const JsonNode& simulated) {
@@ -85,6 +93,7 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
   }
   v.same_buckets = true;
   ErrorTally durations, compressions;
+  std::vector<ErrorTally> by_kind(3);
   double measured_sum = 0, simulated_sum = 0, measured_compression = 0, simulated_compression = 0;
   double compression_off = 0, compression_weight = 0;  // time-weighted: buckets that measured some
   for (size_t i = 0; i < n; ++i) {
@@ -94,12 +103,15 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
     b.first_tensor = int(m.child("first_tensor").as_int(0, INT32_MAX));
     b.tensors = int(m.child("tensors").as_int(0, INT32_MAX));
     b.collective = m.child("collective").as_string();
+    b.elements = m.child("elements").as_int(0, INT64_MAX);
+    b.dense_elements = m.has("dense_elements") ? m.child("dense_elements").as_int(0, INT64_MAX) : 0;
     b.measured_duration_s = number(m, "duration_s");
     b.simulated_duration_s = number(s, "duration_s");
     b.measured_compression_s = number(m, "compression_s");
     b.simulated_compression_s = number(s, "compression_s");
     durations.add(relative(b.measured_duration_s, b.simulated_duration_s), int(i));
     compressions.add(relative(b.measured_compression_s, b.simulated_compression_s), int(i));
+    by_kind[compression_kind(b)].add(relative(b.measured_compression_s, b.simulated_compression_s), int(i));
     measured_sum += b.measured_duration_s;
     simulated_sum += b.simulated_duration_s;
     measured_compression += b.measured_compression_s;
@@ -117,6 +129,10 @@ Validation compare_results(const JsonNode& measured, const JsonNode& simulated) 
   v.worst_bucket = durations.worst_index;
   v.mean_abs_compression_error = compressions.mean();
   v.worst_compression_bucket = compressions.worst_index;
+  const char* kinds[] = {">= 1e5 elements", "< 1e5 elements", "sent dense as pairs"};
+  for (size_t k = 0; k < by_kind.size(); ++k) {
+    v.compression_by_kind.push_back({kinds[k], by_kind[k].mean(), by_kind[k].counted});
+  }
   return v;
 }
 
@@ -127,10 +143,15 @@ Json Validation::to_json() const {
     metrics_json.push_back({{"name", m.name}, {"measured", m.measured}, {"simulated", m.simulated},
                             {"relative_error", error_json(m.relative_error)}});
   }
+  Json by_kind = Json::array();
+  for (const auto& k : compression_by_kind) {
+    by_kind.push_back({{"kind", k.kind}, {"mean_abs_error", error_json(k.mean_abs_error)}, {"buckets", k.buckets}});
+  }
   Json buckets_json = Json::array();
   for (const auto& b : buckets) {
     buckets_json.push_back({{"index", b.index}, {"first_tensor", b.first_tensor}, {"tensors", b.tensors},
-                            {"collective", b.collective}, {"measured_duration_s", b.measured_duration_s},
+                            {"collective", b.collective}, {"elements", b.elements},
+                            {"dense_elements", b.dense_elements}, {"measured_duration_s", b.measured_duration_s},
                             {"simulated_duration_s", b.simulated_duration_s},
                             {"measured_compression_s", b.measured_compression_s},
                             {"simulated_compression_s", b.simulated_compression_s}});
@@ -144,6 +165,7 @@ Json Validation::to_json() const {
           {"mean_abs_bucket_compression_error", error_json(mean_abs_compression_error)},
           {"worst_compression_bucket", worst_compression_bucket},
           {"time_weighted_bucket_compression_error", error_json(time_weighted_compression_error)},
+          {"compression_error_by_kind", by_kind},
           {"buckets", buckets_json}};
 }
 

@@ -9,6 +9,7 @@
 // sync wait are compared as one sum.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct MetricComparison {
 struct BucketComparison {
   int index = 0, first_tensor = 0, tensors = 0;
   std::string collective;
+  int64_t elements = 0, dense_elements = 0;  // the measured run's
   double measured_duration_s = 0, simulated_duration_s = 0;
   double measured_compression_s = 0, simulated_compression_s = 0;
 };
@@ -49,6 +51,17 @@ struct Validation {
   // bucket weighted by its measured compression time, so microsecond
   // buckets count for what they cost, not one vote each.
   std::optional<double> time_weighted_compression_error;
+  // The per-bucket compression error by kind of bucket, always these three
+  // in this order: ">= 1e5 elements", "< 1e5 elements" (not sent dense as
+  // pairs) and "sent dense as pairs" (an allgather whose every element is
+  // dense). A kernel on 1e5 elements or more is timed by its memory traffic;
+  // below, by what one call costs; dense pairs are the runtime's packing only.
+  struct KindError {
+    std::string kind;
+    std::optional<double> mean_abs_error;  // empty: no bucket of the kind measured any
+    int buckets = 0;
+  };
+  std::vector<KindError> compression_by_kind;
 
   Json to_json() const;
 };

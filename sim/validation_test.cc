@@ -87,6 +87,47 @@ TEST(Validation, TimeWeightedCompressionErrorWeighsBucketsByTheirCost) {
   EXPECT_TRUE(n.to_json()["time_weighted_bucket_compression_error"].is_null());
 }
 
+// By kind of bucket, hand-computed: a 2e5-element allgather 10 % off and a
+// 5e5-element one 30 % off (>= 1e5: 20 %, 2 buckets); a 64-element one 50 %
+// off; a 128-element allgather of dense pairs 50 % off; an allreduce with no
+// compression measured counts nowhere.
+TEST(Validation, CompressionErrorByKindOfBucket) {
+  auto both = [](int first, const char* collective, int64_t elements, int64_t dense, double m, double s) {
+    Json measured = bucket(first, 1, collective, elements, 0.001, m), simulated = measured;
+    measured["dense_elements"] = simulated["dense_elements"] = dense;
+    simulated["compression_s"] = s;
+    return std::make_pair(measured, simulated);
+  };
+  Json mb = Json::array(), sb = Json::array();
+  for (const auto& [m, s] : {both(0, "allgather", 200'000, 0, 100e-6, 110e-6),
+                             both(1, "allgather", 64, 0, 4e-6, 2e-6),
+                             both(2, "allgather", 128, 128, 2e-6, 1e-6),
+                             both(3, "allreduce", 1000, 1000, 0, 0),
+                             both(4, "allgather", 500'000, 0, 200e-6, 140e-6)}) {
+    mb.push_back(m);
+    sb.push_back(s);
+  }
+  const Json measured = result(0.2, 0, 0, 0, mb), simulated = result(0.2, 0, 0, 0, sb);
+  model::Validation v = model::compare_results(JsonNode(measured, "m.json", ""), JsonNode(simulated, "s.json", ""));
+  ASSERT_EQ(v.compression_by_kind.size(), 3u);
+  EXPECT_EQ(v.compression_by_kind[0].kind, ">= 1e5 elements");
+  EXPECT_NEAR(*v.compression_by_kind[0].mean_abs_error, 0.2, 1e-12);
+  EXPECT_EQ(v.compression_by_kind[0].buckets, 2);
+  EXPECT_NEAR(*v.compression_by_kind[1].mean_abs_error, 0.5, 1e-12);
+  EXPECT_EQ(v.compression_by_kind[1].buckets, 1);
+  EXPECT_EQ(v.compression_by_kind[2].kind, "sent dense as pairs");
+  EXPECT_NEAR(*v.compression_by_kind[2].mean_abs_error, 0.5, 1e-12);
+  EXPECT_EQ(v.compression_by_kind[2].buckets, 1);
+  const Json j = v.to_json()["compression_error_by_kind"];
+  EXPECT_EQ(j[1]["kind"], "< 1e5 elements");
+  EXPECT_EQ(j[1]["buckets"], 1);
+  // A kind with no measured bucket has no error.
+  model::Validation dense = model::compare_results(JsonNode(result(0.2, 0, 0, 0, Json::array({mb[3]})), "m.json", ""),
+                                                   JsonNode(result(0.2, 0, 0, 0, Json::array({sb[3]})), "s.json", ""));
+  EXPECT_FALSE(dense.compression_by_kind[0].mean_abs_error.has_value());
+  EXPECT_TRUE(dense.to_json()["compression_error_by_kind"][0]["mean_abs_error"].is_null());
+}
+
 TEST(Validation, DifferentBucketSequencesAreReportedNotCompared) {
   Json m = result(0.2, 0, 0, 0, {bucket(0, 1, "allreduce", 250, 0.001, 0), bucket(1, 1, "allreduce", 250, 0.001, 0)});
   Json s = result(0.2, 0, 0, 0, {bucket(0, 1, "allreduce", 250, 0.001, 0), bucket(1, 2, "allreduce", 500, 0.001, 0)});

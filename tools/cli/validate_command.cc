@@ -96,6 +96,12 @@ void print(const model::Validation& v, const std::string& measured_path, const J
                         w.simulated_compression_s);
     std::cout << fmt::format("            compression per bucket, weighted by measured time: |error| {:.1f}%\n",
                              100 * *v.time_weighted_compression_error);
+    std::string kinds;
+    for (const auto& k : v.compression_by_kind) {
+      if (!k.mean_abs_error) continue;
+      kinds += fmt::format("{}{} {:.1f}% ({})", kinds.empty() ? "" : ", ", k.kind, 100 * *k.mean_abs_error, k.buckets);
+    }
+    std::cout << "            compression per bucket by kind: mean |error| " << kinds << "\n";
   }
 }
 

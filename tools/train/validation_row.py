@@ -7,10 +7,10 @@ error of the buckets' summed compression time.
     validation_row.py --header FIRST_COLUMN      the header and separator lines
     validation_row.py VALIDATION_JSON LABEL      one row, LABEL in the first column
     validation_row.py --by-size-header FIRST_COLUMN
-    validation_row.py --by-size VALIDATION_JSON RESULT_JSON LABEL
+    validation_row.py --by-size VALIDATION_JSON LABEL
         the per-bucket compression error (mean |error|, bucket count) by kind of
-        bucket: sparse of >= 1e5 elements, sparse of fewer, sent dense as pairs
-        (RESULT_JSON, the measured run's, gives each bucket's elements)
+        bucket, as `sparsefuse validate` writes it (compression_error_by_kind:
+        >= 1e5 elements, fewer, sent dense as pairs)
 
 Shared by tools/train/validation_table.sh (train runs) and
 tools/device/replay.sh (GPU replays)."""
@@ -41,36 +41,22 @@ def row(path, label):
             f"{pct(it['relative_error'])} | {per_bucket} | {weighted} | {pct(summed)} |")
 
 
-LARGE = 100_000  # elements: where a kernel's time is its memory traffic, not its call
-
-
-def size_class(bucket):
-    if bucket["collective"] == "allgather" and bucket["dense_elements"] == bucket["elements"]:
-        return "dense as pairs"
-    return ">= 1e5 elements" if bucket["elements"] >= LARGE else "< 1e5 elements"
-
-
-def by_size_row(validation_path, result_path, label):
-    v = json.load(open(validation_path))
-    measured = json.load(open(result_path))["buckets"]
-    if not v["same_buckets"] or len(measured) != len(v["buckets"]):
+def by_size_row(path, label):
+    v = json.load(open(path))
+    if not v["same_buckets"]:
         return f"| {label} | n/a (sequences differ) | n/a | n/a |"
-    errors = {name: [] for name in (">= 1e5 elements", "< 1e5 elements", "dense as pairs")}
-    for compared, bucket in zip(v["buckets"], measured):
-        m = compared["measured_compression_s"]
-        if m > 0:  # a bucket with nothing to compress (a dense allreduce) has no error
-            errors[size_class(bucket)].append(abs(compared["simulated_compression_s"] - m) / m)
-    cells = [f"{100 * sum(e) / len(e):.1f}% ({len(e)})" if e else "none" for e in errors.values()]
+    cells = ["none" if k["mean_abs_error"] is None else f"{100 * k['mean_abs_error']:.1f}% ({k['buckets']})"
+             for k in v["compression_error_by_kind"]]
     return f"| {label} | " + " | ".join(cells) + " |"
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--by-size-header":
-        print(f"| {sys.argv[2]} | per-bucket compression mean abs error (buckets): sparse, >= 1e5 elements | "
-              "sparse, < 1e5 elements | sent dense as pairs |")
+        print(f"| {sys.argv[2]} | per-bucket compression mean abs error (buckets): >= 1e5 elements | "
+              "< 1e5 elements | sent dense as pairs |")
         print("|---|---|---|---|")
-    elif len(sys.argv) == 5 and sys.argv[1] == "--by-size":
-        print(by_size_row(sys.argv[2], sys.argv[3], sys.argv[4]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "--by-size":
+        print(by_size_row(sys.argv[2], sys.argv[3]))
     elif len(sys.argv) == 3 and sys.argv[1] == "--header":
         print(f"| {sys.argv[2]} | buckets (same as simulated) | iteration measured (ms) | simulated (ms) | error | "
               "per-bucket compression error: mean abs / worst bucket | the same, time-weighted | "
@@ -80,4 +66,4 @@ if __name__ == "__main__":
         print(row(sys.argv[1], sys.argv[2]))
     else:
         sys.exit("usage: validation_row.py --header FIRST_COLUMN | VALIDATION_JSON LABEL | "
-                 "--by-size-header FIRST_COLUMN | --by-size VALIDATION_JSON RESULT_JSON LABEL")
+                 "--by-size-header FIRST_COLUMN | --by-size VALIDATION_JSON LABEL")

@@ -52,8 +52,7 @@ if ((${#validated[@]})); then
   echo
   "$py" "$(dirname "$0")/validation_row.py" --by-size-header scheme
   for scheme in "${validated[@]}"; do
-    "$py" "$(dirname "$0")/validation_row.py" --by-size "$out/$scheme/v/validation.json" "$out/$scheme/result.json" \
-      "$scheme"
+    "$py" "$(dirname "$0")/validation_row.py" --by-size "$out/$scheme/v/validation.json" "$scheme"
   done
 fi
 exit $status
