@@ -70,7 +70,7 @@ RuntimeTimes runtime_path(CommThread& comm, const ModelLayout& layout, BucketExc
     return std::chrono::duration<double>(b - a).count();
   };
   const auto start = Clock::now();
-  x.segments = bucket_segments(x.bucket, layout, {-1}, {});
+  bucket_segments(x.bucket, layout, {-1}, {}, x.segments);
   fill_payload(x, layout, gradient.data(), {});
   const auto packed = Clock::now();
   Clock::time_point began, ended;

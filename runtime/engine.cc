@@ -205,7 +205,7 @@ std::unique_ptr<BucketExchange> RankEngine::make_exchange(const policy::Bucket& 
   std::unique_ptr<BucketExchange> x = reuse_exchange();
   x->bucket = bucket;
   x->iteration = iteration_;
-  x->segments = bucket_segments(bucket, layout_, compressed_by_, selections_);
+  bucket_segments(bucket, layout_, compressed_by_, selections_, x->segments);
   fill(*x);
   x->posted = when;
   return x;
@@ -251,7 +251,7 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   // thread once they are done.
   offloaded_in(bucket, x->offload_jobs);
   if (x->offload_jobs.empty()) {
-    x->segments = bucket_segments(bucket, layout_, compressed_by_, selections_);
+    bucket_segments(bucket, layout_, compressed_by_, selections_, x->segments);
     fill(*x);
   }
   x->posted = std::max(when, begin);
@@ -280,7 +280,7 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
       [this, raw](Communicator& comm) {
         if (!raw->offload_jobs.empty()) {
           for (uint64_t job : raw->offload_jobs) offload_->wait(job);
-          raw->segments = bucket_segments(raw->bucket, layout_, compressed_by_, selections_);
+          bucket_segments(raw->bucket, layout_, compressed_by_, selections_, raw->segments);
           if (plane_) hand_offloaded_to_plane(*raw);
           fill(*raw);
         }

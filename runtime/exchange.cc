@@ -36,13 +36,20 @@ std::string describe(const policy::Bucket& b) {
 
 std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLayout& layout,
                                      const std::vector<int>& compressed_by, const std::vector<RangeSelection>& selections) {
+  std::vector<Segment> segments;
+  bucket_segments(bucket, layout, compressed_by, selections, segments);
+  return segments;
+}
+
+void bucket_segments(const policy::Bucket& bucket, const ModelLayout& layout, const std::vector<int>& compressed_by,
+                     const std::vector<RangeSelection>& selections, std::vector<Segment>& segments) {
   // A sparse allreduce carries its range's selection, as an allgather does.
   const bool gather = bucket.collective == Collective::kAllgather || bucket.sparse != policy::SparseAllreduce::kNone;
   if (!gather && !policy::dense_reduction(bucket)) {
     throw std::logic_error("the runtime executes allreduces, reduce-scatters and allgathers only, not " +
                            describe(bucket));
   }
-  std::vector<Segment> segments;
+  segments.clear();
   int64_t carried = 0;
   for (int t = bucket.first_tensor; t < bucket.end_tensor;) {
     Segment s;
@@ -71,7 +78,6 @@ std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLa
     throw std::logic_error(fmt::format("the {} covers {} elements, but this rank has {} to send in it", describe(bucket),
                                        bucket.elements, carried));
   }
-  return segments;
 }
 
 uint64_t bucket_fingerprint(const policy::Bucket& b, int iteration, int index) {

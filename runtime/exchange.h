@@ -55,7 +55,10 @@ struct Segment {
 };
 
 // COMPRESSED_BY[t]: the index into SELECTIONS of the request that compressed
-// tensor t this iteration, or -1.
+// tensor t this iteration, or -1. Written into OUT, whose capacity is reused
+// (a flush allocates nothing once its exchange has held as many segments).
+void bucket_segments(const policy::Bucket& bucket, const ModelLayout& layout, const std::vector<int>& compressed_by,
+                     const std::vector<RangeSelection>& selections, std::vector<Segment>& out);
 std::vector<Segment> bucket_segments(const policy::Bucket& bucket, const ModelLayout& layout,
                                      const std::vector<int>& compressed_by, const std::vector<RangeSelection>& selections);
 
