@@ -26,12 +26,14 @@ Json on_topology(Json topology) {
 
 std::string profile_of(const Json& doc) { return model::parse_scenario(doc, "s.json").compression.profile; }
 
-// The costs of PROFILE, written to the test's temporary folder as NAME.
-model::CompressionCost cost_of(const Json& profile, const std::string& name) {
+// The costs of PROFILE, written to the test's temporary folder as NAME, its
+// calls charged after compute when CALLS_AFTER_COMPUTE.
+model::CompressionCost cost_of(const Json& profile, const std::string& name, bool calls_after_compute = false) {
   const std::string path = ::testing::TempDir() + "/" + name;
   std::ofstream(path) << profile.dump();
   model::CompressionConfig config;
   config.profile = path;
+  config.calls_after_compute = calls_after_compute;
   return model::CompressionCost(config, "", "s.json");
 }
 
@@ -163,12 +165,7 @@ TEST(CompressionProfile, CallsAfterComputePayTheExcessOverTheHotCurve) {
       {"compression",
        {{"topk", curve(1, 100)}, {"dgc", curve(2, 200)}, {"ef_topk", curve(2, 150)}, {"pack", curve(1, 1)}}},
       {"compression_after_compute", {{"topk", curve(4, 90)}, {"ef_topk", curve(5, 170)}, {"pack", curve(2, 2)}}}};
-  const std::string path = ::testing::TempDir() + "/after_profile.json";
-  std::ofstream(path) << profile.dump();
-  model::CompressionConfig config;
-  config.profile = path;
-  config.calls_after_compute = true;
-  const model::CompressionCost cost(config, "", "s.json");
+  const model::CompressionCost cost = cost_of(profile, "after_profile.json", /*calls_after_compute=*/true);
   EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, false, 100, 0.01), 3'000);    // 4 - 1
   EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, false, 50, 0.01), 3'000);     // clamped below, as the curves
   EXPECT_EQ(cost.entry_ns(Sparsifier::kTopk, true, 100, 0.01), 3'000);     // ef_topk: 5 - 2
@@ -184,33 +181,13 @@ TEST(CompressionProfile, CallsAfterComputePayTheExcessOverTheHotCurve) {
   model::NetworkConfig network;
   const model::FlatNetwork flat(network, 2);
   EXPECT_EQ(model::CostModelEstimator(flat, cost).compression_ns(Sparsifier::kTopk, 100, 0.01), 4'000);
-  config.calls_after_compute = false;
-  const model::CompressionCost hot(config, "", "s.json");
+  const model::CompressionCost hot = cost_of(profile, "after_profile.json");
   EXPECT_EQ(model::CostModelEstimator(flat, hot).compression_ns(Sparsifier::kTopk, 100, 0.01), 1'000);
   EXPECT_EQ(hot.entry_ns(Sparsifier::kTopk, true, 100, 0.01), 0);
   EXPECT_EQ(hot.pack_entry_ns(10'000, 100), 0);
   model::CompressionConfig seed;  // the seed tables: no calls to charge
   seed.calls_after_compute = true;
   EXPECT_EQ(model::CompressionCost(seed, "", "s.json").entry_ns(Sparsifier::kTopk, true, 100, 0.01), 0);
-}
-
-// The scenario key: "hot" or "after-compute", anything else named with the file.
-TEST(CompressionProfile, CallsIsHotOrAfterCompute) {
-  Json doc = on_topology({});
-  doc.erase("topology");
-  EXPECT_FALSE(model::parse_scenario(doc, "s.json").compression.calls_after_compute);
-  doc["compression"] = {{"calls", "after-compute"}};
-  EXPECT_TRUE(model::parse_scenario(doc, "s.json").compression.calls_after_compute);
-  doc["compression"] = {{"calls", "cold"}};
-  try {
-    model::parse_scenario(doc, "s.json");
-    FAIL() << "accepted calls = cold";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("s.json"), std::string::npos) << what;
-    EXPECT_NE(what.find("/compression/calls"), std::string::npos) << what;
-    EXPECT_NE(what.find("expected \"hot\" or \"after-compute\", got \"cold\""), std::string::npos) << what;
-  }
 }
 
 // Packing costs the profile's pack curve at the bucket's pair density

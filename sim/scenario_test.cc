@@ -33,6 +33,17 @@ TEST(Scenario, DefaultsAreFilledAndResolved) {
 
 // result.json's scenario "re-runs to the same result": for every preset, the
 // resolved scenario parses back to the same resolution and the same result.
+// compression.calls: "hot" (the default) or "after-compute"; anything else
+// named with the file and key.
+TEST(Scenario, CompressionCallsIsHotOrAfterCompute) {
+  Json doc = valid();
+  EXPECT_FALSE(model::parse_scenario(doc, "s.json").compression.calls_after_compute);
+  doc["compression"] = {{"calls", "after-compute"}};
+  EXPECT_TRUE(model::parse_scenario(doc, "s.json").compression.calls_after_compute);
+  doc["compression"] = {{"calls", "cold"}};
+  EXPECT_EQ(error_of(doc), "s.json: at /compression/calls: expected \"hot\" or \"after-compute\", got \"cold\"");
+}
+
 TEST(Scenario, EveryPresetsResolvedScenarioRunsAgainIdentically) {
   for (const std::string& preset : policy::preset_names()) {
     Json doc = {{"model", "bert-base"}, {"workers", 8}, {"iterations", 2}, {"warmup_iterations", 1},
