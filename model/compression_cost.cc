@@ -302,9 +302,13 @@ TimeNs CompressionCost::error_feedback_ns(int64_t elements, double density, doub
   return TimeNs(std::llround(12.0 * double(elements) / config_.gpu_memory_gbytes_per_s));
 }
 
+// The pack curve's density for PAIRS out of ELEMENTS (both > 0): 1 for a
+// bucket sent dense as pairs.
+static double pair_density(int64_t elements, int64_t pairs) { return std::min(1.0, double(pairs) / double(elements)); }
+
 TimeNs CompressionCost::pack_ns(int64_t elements, int64_t pairs, double cold_fraction) const {
   if (hot_.pack.empty() || elements <= 0 || pairs <= 0) return 0;
-  const double density = std::min(1.0, double(pairs) / double(elements));
+  const double density = pair_density(elements, pairs);
   return us_to_ns(blended_us(hot_.pack, cold_.pack.empty() ? nullptr : &cold_.pack, elements, density, cold_fraction));
 }
 
@@ -326,7 +330,7 @@ TimeNs CompressionCost::entry_ns(Sparsifier s, bool error_feedback, int64_t elem
 
 TimeNs CompressionCost::pack_entry_ns(int64_t elements, int64_t pairs) const {
   if (!config_.calls_after_compute || after_.pack.empty() || hot_.pack.empty() || elements <= 0 || pairs <= 0) return 0;
-  return us_to_ns(entry_excess_us(after_.pack, hot_.pack, elements, std::min(1.0, double(pairs) / double(elements))));
+  return us_to_ns(entry_excess_us(after_.pack, hot_.pack, elements, pair_density(elements, pairs)));
 }
 
 std::string CompressionCost::compression_costs() const {
