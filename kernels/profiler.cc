@@ -159,6 +159,7 @@ size_t working_set_copies(int64_t working_set, int64_t bytes_per_copy) {
   return static_cast<size_t>(std::max<int64_t>(1, working_set / std::max<int64_t>(1, bytes_per_copy)));
 }
 
+
 bool wanted(const ProfileOptions& o, const std::string& name) {
   return o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), name) != o.kernels.end();
 }
@@ -185,6 +186,16 @@ void validate_profile_options(const ProfileOptions& o) {
     throw std::invalid_argument("profile: after-compute eviction outside [0, 4 GiB]");
   if (o.after_compute_evict_bytes > 0 && o.device != "cpu")
     throw std::invalid_argument("profile: after-compute calls are measured on the cpu only");
+}
+
+std::vector<std::vector<float>> distinct_gradients(int64_t n, size_t copies, uint64_t first_seed) {
+  std::vector<std::vector<float>> pool(copies);
+  for (size_t c = 0; c < copies; ++c) pool[c] = gaussian_gradient(n, first_seed + c, 1e-3);
+  return pool;
+}
+
+size_t hot_pool_copies(int64_t n) {
+  return static_cast<size_t>(std::max<int64_t>(1, kHotPoolBytes / std::max<int64_t>(1, 4 * n)));
 }
 
 namespace {
@@ -260,49 +271,59 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   doc["device"] = {{"kind", "cpu"}, {"name", cpu_model()}, {"threads", 1}};
   doc["provenance"] = {{"kind", "measured"}, {"tool", "sparsefuse profile-kernels"}, {"date", today_utc()},
                        {"host", host_name()}, {"compiler", compiler()}};
-  // State shared across densities of one size. The gradient is one copy,
-  // kept in cache by the calls as backward leaves the gradient it has just
-  // written; with a working set, the residual error feedback keeps from one
+  // State shared across densities of one size. Every call takes the next of
+  // a pool of distinct gradients small enough to stay in cache, as backward
+  // leaves the gradient it has just written (new values each time); with a
+  // working set, the residual error feedback keeps from one
   // iteration to the next is held in as many copies as fill it and each call
   // takes the next, so it meets the kernel out of cache, as in training. The
   // cold measurements (compression_cold) take the gradient likewise from
-  // copies filling the working set: a fused buffer's older tensors, written
+  // distinct copies filling the working set: a fused buffer's older tensors, written
   // before later layers' backward passed through the cache. The
   // after-compute calls (compression_after_compute) each follow a sweep of
-  // the eviction buffer and a fresh write of the gradient: what a layer's
+  // the eviction buffer and a write of the next hot gradient: what a layer's
   // backward leaves behind when the runtime copies its gradient in and
   // compresses it.
-  std::vector<float> dense, values, source;
+  std::vector<float> dense, values, landing;
   std::vector<uint64_t> evict(static_cast<size_t>(o.after_compute_evict_bytes) / sizeof(uint64_t));
-  std::vector<std::vector<float>> gradients, residuals;
+  std::vector<std::vector<float>> hot, cold_pool, residuals;
   std::vector<int32_t> indices;
   size_t turn = 0;
   TopkWorkspace ws;
   auto prepare = [&](int64_t n) -> Measure {
-    const std::vector<float> g = gaussian_gradient(n, 1, 1e-3);
+    hot = distinct_gradients(n, hot_pool_copies(n), 1);
+    cold_pool.clear();
+    if (o.working_set_bytes > 0) cold_pool = distinct_gradients(n, working_set_copies(o.working_set_bytes, 4 * n), 1 + hot.size());
+    const std::vector<float>& g = hot.front();
     std::vector<float> r(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) r[i] = 0.1f * g[n - 1 - i];
     residuals.assign(working_set_copies(o.working_set_bytes, 4 * n), r);
-    gradients.assign(working_set_copies(o.working_set_bytes, 4 * n), g);
     dense.assign(static_cast<size_t>(n), 0.0f);
     values.assign(static_cast<size_t>(n), 0.0f);
     indices.assign(static_cast<size_t>(n), 0);
-    // The after-compute calls' fresh gradient (only at the sizes they measure).
-    source.clear();
-    if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) source = g;
+    // Where the after-compute calls' gradient is written (only at the sizes they measure).
+    landing.clear();
+    if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) landing.resize(static_cast<size_t>(n));
     return [&, n](const std::string& name, int64_t, double d, Condition condition) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const bool warm = n < 10'000'000;
-      const bool cold = condition == Condition::kCold;
       float* v = values.data();
       int32_t* ix = indices.data();
-      // Each call's gradient: the one hot copy, or the copy of turn I.
-      auto gradient = [&](size_t i) { return cold ? gradients[i % gradients.size()].data() : gradients.front().data(); };
+      // Call I's gradient: the next of the hot pool, of the copies filling
+      // the working set, or the one just written after compute.
+      auto gradient = [&](size_t i) -> float* {
+        if (condition == Condition::kCold) return cold_pool[i % cold_pool.size()].data();
+        if (condition == Condition::kAfterCompute) return landing.data();
+        return hot[i % hot.size()].data();
+      };
       auto in = [&] { return gradient(++turn); };
       auto time = [&](const std::function<void()>& call) {
         if (condition != Condition::kAfterCompute) return time_cpu_us(call, reps, warm);
-        auto touch = [&] { std::copy(source.begin(), source.end(), gradients.front().begin()); };
+        auto touch = [&] {
+          const std::vector<float>& next = hot[turn % hot.size()];
+          std::copy(next.begin(), next.end(), landing.begin());
+        };
         return time_after_compute_us(call, [&] { sweep(evict); }, touch, std::max(9, 3 * o.repetitions));
       };
       if (name == "topk") return time([&] { topk_abs(in(), n, k, v, ix, &ws); });
@@ -339,7 +360,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
         });
       }
       // unpack
-      const UnpackInput u = unpack_input(gradients.front(), n, k, o.workers);
+      const UnpackInput u = unpack_input(hot.front(), n, k, o.workers);
       return time([&] { unpack(u.values.data(), u.indices.data(), u.counts, n, dense.data()); });
     };
   };

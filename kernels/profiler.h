@@ -18,7 +18,8 @@
 // ef_topk. time_us is the median over the repetitions of one call of the
 // kernel (output buffers preallocated; the CUDA calls include their internal
 // synchronisations and count read-backs). Inputs are synthetic Gaussian
-// gradients (scale 1e-3, fixed seed):
+// gradients (scale 1e-3, fixed seeds; on the cpu each call takes the next of
+// a pool of distinct ones, hot_pool_copies below):
 //   topk/dgc/gaussiank/redsync/sidco/randomk: one tensor of n elements, k = max(1, floor(d n));
 //     sidco = SIDCo-E, 1 stage; dgc and randomk (cpu) a new seed / key (1, call, 0)
 //     every call, as the runtime draws them (cuda: seed 1, key (1, 0, 0)).
@@ -31,9 +32,9 @@
 //            the calls cycle through copies of the residual filling it (the
 //            state error feedback keeps between iterations meets the kernel
 //            out of cache); the gradient, as backward has just written it,
-//            stays one copy for every kernel in "compression".
+//            comes from the hot pool as for every kernel in "compression".
 // compression_cold: with working_set_bytes > 0, every compression kernel again
-//            with its gradient too taken from copies filling the working set,
+//            with its gradient too taken from distinct copies filling the working set,
 //            one per call: what a fused buffer's older tensors cost, written
 //            before later layers' backward passed through the cache
 //            (docs/simulator.md, "Cold gradients").
@@ -84,6 +85,18 @@ inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;
 // ef_topk's after-compute less hot was +2 to +5 us up to 1e4 elements, then
 // -38 to +411 us between 2e5 and 1e6).
 inline constexpr int64_t kAfterComputeMaxElements = 100'000;
+
+// The cpu's hot gradients: every call takes the next of a pool of distinct
+// gradients held within kHotPoolBytes (a core's L2 is 2 MiB and up on the
+// machines profiled), hot_pool_copies(n) of them (at least one). Training
+// hands a kernel new values every call; one input repeated lets the branch
+// predictor learn its comparisons: on the 2-vCPU VM (2026-11-27) ADTopk's
+// per-row selection over one (10, 1000) tensor took 3.96 ns per element
+// repeated and 6.12 on fresh values (docs/simulator-model.md#fresh-gradients).
+inline constexpr int64_t kHotPoolBytes = int64_t{512} << 10;
+size_t hot_pool_copies(int64_t n);
+// COPIES Gaussian gradients of N elements (scale 1e-3), copy c drawn with seed FIRST_SEED + c.
+std::vector<std::vector<float>> distinct_gradients(int64_t n, size_t copies, uint64_t first_seed);
 
 // Every kernel name the profiler knows, compression kernels first, then "unpack".
 const std::vector<std::string>& profile_kernel_names();

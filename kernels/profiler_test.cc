@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/synthetic.h"
 
 namespace sparsefuse::kernels {
 namespace {
@@ -172,6 +173,29 @@ TEST(Profiler, AfterCompute) {
   bad.after_compute_evict_bytes = 1 << 20;
   bad.device = "cuda";
   EXPECT_EQ(message(bad), "profile: after-compute calls are measured on the cpu only");
+}
+
+// The hot calls cycle through distinct gradients within kHotPoolBytes: a
+// kernel never sees the same values twice in a row (a repeated input trains
+// the branch predictor), and the pool is reproducible.
+TEST(Profiler, HotPoolHoldsDistinctGradients) {
+  EXPECT_EQ(hot_pool_copies(1000), size_t{131});  // 512 KiB / 4,000 bytes
+  EXPECT_EQ(hot_pool_copies(65536), size_t{2});
+  EXPECT_EQ(hot_pool_copies(65537), size_t{1});
+  EXPECT_EQ(hot_pool_copies(1'000'000), size_t{1});
+
+  const auto pool = distinct_gradients(1000, 3, 7);
+  ASSERT_EQ(pool.size(), 3u);
+  EXPECT_EQ(pool[0], gaussian_gradient(1000, 7, 1e-3));
+  EXPECT_EQ(pool[2], gaussian_gradient(1000, 9, 1e-3));
+  for (size_t a = 0; a < pool.size(); ++a) {
+    for (size_t b = a + 1; b < pool.size(); ++b) {
+      int same = 0;
+      for (size_t i = 0; i < 1000; ++i) same += pool[a][i] == pool[b][i];
+      EXPECT_LT(same, 5) << "copies " << a << " and " << b;
+    }
+  }
+  EXPECT_EQ(distinct_gradients(1000, 3, 7), pool);
 }
 
 TEST(Profiler, BytesMoved) {
