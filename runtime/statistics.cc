@@ -1,5 +1,7 @@
 #include "runtime/statistics.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/provenance.h"
@@ -31,24 +33,49 @@ void RankTotals::add(const IterationTimes& t, const std::vector<std::unique_ptr<
   const double times[] = {double(t.forward), double(t.backward), double(t.compression),
                           double(t.communication_exposed), double(t.optimizer)};
   for (int i = 0; i < 5; ++i) sums[i] += times[i];
+  bucket_start.push_back(bucket_operation.size());
   for (const auto& x : exchanges) {
     sums[5] += double(x->bytes_sent());
     sums[6] += double(x->lost);
+    bucket_operation.push_back(bucket_fingerprint(x->bucket, 0, x->index));
+    bucket_figures.insert(bucket_figures.end(), {double(x->sent_count), double(x->compression_ns),
+                                                 double(x->finished - x->started), double(x->decompression_ns)});
   }
+}
+
+std::array<double, RankTotals::kPerBucketFigures> RankTotals::bucket_median(size_t k) const {
+  if (bucket_start.empty()) throw std::logic_error("per-bucket medians of a run that measured no iteration");
+  const size_t last = bucket_start.back(), count = bucket_operation.size() - last;
+  if (k >= count) throw std::logic_error(fmt::format("bucket {} of a last iteration that flushed {}", k, count));
+  std::array<std::vector<double>, kPerBucketFigures> samples;
+  for (size_t i = 0; i < bucket_start.size(); ++i) {
+    const size_t begin = bucket_start[i], end = i + 1 < bucket_start.size() ? bucket_start[i + 1] : last + count;
+    if (end - begin != count || bucket_operation[begin + k] != bucket_operation[last + k]) continue;
+    for (size_t f = 0; f < kPerBucketFigures; ++f) samples[f].push_back(bucket_figures[(begin + k) * kPerBucketFigures + f]);
+  }
+  std::array<double, kPerBucketFigures> median{};
+  for (size_t f = 0; f < kPerBucketFigures; ++f) {
+    std::vector<double>& v = samples[f];
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    median[f] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  }
+  return median;
 }
 
 namespace {
 
-constexpr size_t kPerBucket = 4;  // sent count, compression, collective duration, decompression
+constexpr size_t kPerBucket = RankTotals::kPerBucketFigures;
 
-// The totals summed over ranks, followed by the last iteration's per-bucket
-// figures summed over ranks; iteration times become the slowest rank's.
+// The totals summed over ranks, followed by the last iteration's buckets'
+// figures (each rank's median over the iterations, RankTotals::bucket_median)
+// summed over ranks; iteration times become the slowest rank's.
 std::vector<double> reduce_over_ranks(const RankEngine& engine, RankTotals& totals, CommThread& comm,
                                       const RunOptions& options) {
   std::vector<double> summed = totals.sums;
-  for (const auto& x : engine.exchanges()) {
-    summed.insert(summed.end(), {double(x->sent_count), double(x->compression_ns), double(x->finished - x->started),
-                                 double(x->decompression_ns)});
+  for (size_t k = 0; k < engine.exchanges().size(); ++k) {
+    const auto median = totals.bucket_median(k);
+    summed.insert(summed.end(), median.begin(), median.end());
   }
   comm.submit(
       [&](Communicator& c) {
@@ -107,6 +134,7 @@ Json executor_description(const RankEngine& engine, int P, const RunOptions& opt
           {"gradients", info.gradients},
           {"notes",
            {"iteration_time_s is the slowest rank's; breakdown_s and buckets are means over ranks",
+            "each bucket figure is the rank's median over the measured iterations that flushed that bucket",
             "sync_wait is not separable in a real run: it is inside communication_exposed and duration_s",
             "every collective runs on one communication thread per rank, in flush order (communicators are not "
             "concurrent)"}}};

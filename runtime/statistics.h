@@ -5,6 +5,7 @@
 // contents (the simulator's schema plus an "executor" object).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,19 @@ struct RankTotals {
   // forward, backward, compression, exposed communication, optimizer (ns), bytes sent, lost contributions
   std::vector<double> sums = std::vector<double>(7, 0.0);
   std::vector<double> iteration_ns;
+  // Every measured iteration's buckets: each one's operation (bucket_fingerprint
+  // at iteration 0, its index) and its kPerBucketFigures figures (sent count,
+  // compression, collective duration, decompression: ns), iteration after
+  // iteration; bucket_start[i] is iteration i's first bucket.
+  static constexpr size_t kPerBucketFigures = 4;
+  std::vector<uint64_t> bucket_operation;
+  std::vector<double> bucket_figures;
+  std::vector<size_t> bucket_start;
 
   void add(const IterationTimes& times, const std::vector<std::unique_ptr<BucketExchange>>& exchanges);
+  // Bucket K of the last iteration: each figure's median over the measured
+  // iterations whose bucket K was the same operation (at least the last).
+  std::array<double, kPerBucketFigures> bucket_median(size_t k) const;
 };
 
 // What the executor says about itself in result.json.
@@ -41,7 +53,9 @@ struct ExecutorInfo {
   double wall_s = 0;
 };
 
-// Reduces TOTALS and the last iteration's buckets over ranks (a collective:
+// Reduces TOTALS and the last iteration's buckets (each figure the median
+// over the measured iterations that flushed the same bucket: one iteration's
+// would let a single preemption of the process decide it) over ranks (a collective:
 // every rank calls it) and fills the outcome. S.iterations must be the
 // number of measured iterations TOTALS holds.
 RunOutcome summarize_run(const model::Scenario& s, const model::ScenarioPlan& planned, const RankEngine& engine,
