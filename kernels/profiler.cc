@@ -7,7 +7,9 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "common/provenance.h"
 #include "kernels/common.h"
@@ -24,7 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-constexpr int64_t kAdtopkRow = 1000;
 
 const std::vector<std::string> kNames = {"topk",    "dgc",    "gaussiank", "redsync", "sidco",
                                          "randomk", "adtopk", "pack",      "ef_topk", "unpack"};
@@ -227,31 +228,48 @@ std::vector<double> densities_with_dense_pairs(const ProfileOptions& o) {
 // after an eviction sweep.
 enum class Condition { kHot, kCold, kAfterCompute };
 
-// One measurement callback per (kernel, n, density, condition); returns time_us.
-using Measure = std::function<double(const std::string&, int64_t, double, Condition)>;
+// One measurement callback per (kernel, density, ADTopk row length (0 for
+// the other kernels), condition) at the size prepare() took; returns time_us.
+using Measure = std::function<double(const std::string&, double, int64_t, Condition)>;
+
+// The row lengths ADTopk is measured at (profiler.h): every kAdtopkRows on
+// the cpu; rows of kAdtopkRow alone on a GPU, as profiled before rows were.
+std::vector<int64_t> adtopk_rows(const ProfileOptions& o) {
+  return o.device == "cpu" ? std::vector<int64_t>(kAdtopkRows.begin(), kAdtopkRows.end())
+                           : std::vector<int64_t>{kAdtopkRow};
+}
 
 void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
               const std::function<Measure(int64_t)>& prepare, json& doc) {
   json compression = json::object(), cold = json::object(), after_compute = json::object();
   json unpack = json::array();
+  // (row, elements, density) of the ADTopk points taken: two sizes can floor
+  // to one tensor (5000 and 4096 to a single row of 4096).
+  std::set<std::tuple<int64_t, int64_t, double>> adtopk_taken;
   for (const int64_t n : sizes) {
     const Measure measure = prepare(n);
     for (const double d : densities_with_dense_pairs(o)) {
       for (const auto& name : kNames) {
         if (!wanted(o, name) || (d == 1.0 && name != "pack" && !has_density(o, 1.0))) continue;
-        if (name == "adtopk" && (n < kAdtopkRow || n % kAdtopkRow != 0)) continue;
-        const double t = measure(name, n, d, Condition::kHot);
-        if (name == "unpack") {
-          unpack.push_back({{"elements", n}, {"density", d}, {"workers", o.workers}, {"time_us", t}});
-          continue;
-        }
-        compression[name].push_back({{"elements", n}, {"density", d}, {"time_us", t}});
-        auto point = [&](Condition c) {
-          return json{{"elements", n}, {"density", d}, {"time_us", measure(name, n, d, c)}};
-        };
-        if (o.working_set_bytes > 0) cold[name].push_back(point(Condition::kCold));
-        if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) {
-          after_compute[name].push_back(point(Condition::kAfterCompute));
+        for (const int64_t row : name == "adtopk" ? adtopk_rows(o) : std::vector<int64_t>{0}) {
+          const int64_t elements = row > 0 ? n / row * row : n;  // ADTopk: (n / row) whole rows
+          if (row > 0 && (elements == 0 || !adtopk_taken.emplace(row, elements, d).second)) continue;
+          auto point = [&](Condition c) {
+            json p = {{"elements", elements}, {"density", d}, {"time_us", measure(name, d, row, c)}};
+            if (row > 0) p["row"] = row;
+            return p;
+          };
+          if (name == "unpack") {
+            json p = point(Condition::kHot);
+            p["workers"] = o.workers;
+            unpack.push_back(p);
+            continue;
+          }
+          compression[name].push_back(point(Condition::kHot));
+          if (o.working_set_bytes > 0) cold[name].push_back(point(Condition::kCold));
+          if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) {
+            after_compute[name].push_back(point(Condition::kAfterCompute));
+          }
         }
       }
     }
@@ -304,7 +322,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
     // Where the after-compute calls' gradient is written (only at the sizes they measure).
     landing.clear();
     if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) landing.resize(static_cast<size_t>(n));
-    return [&, n](const std::string& name, int64_t, double d, Condition condition) -> double {
+    return [&, n](const std::string& name, double d, int64_t row, Condition condition) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const bool warm = n < 10'000'000;
@@ -346,7 +364,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
         });
       }
       if (name == "adtopk") {
-        const std::vector<int64_t> shape{n / kAdtopkRow, kAdtopkRow};
+        const std::vector<int64_t> shape{n / row, row};
         return time([&] { adtopk(in(), shape, d); });
       }
       if (name == "pack") {
@@ -404,7 +422,7 @@ ProfileRun profile_cuda(const ProfileOptions& o) {
     host_g = g->download();
     // The working set and after-compute calls are CPU options
     // (validate_profile_options): every call here is hot.
-    return [&, n](const std::string& name, int64_t, double d, Condition) -> double {
+    return [&, n](const std::string& name, double d, int64_t, Condition) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const float* gp = g->data();
@@ -444,10 +462,11 @@ ProfileRun profile_cuda(const ProfileOptions& o) {
 
 const std::vector<std::string>& profile_kernel_names() { return kNames; }
 
-double profile_bytes_moved(const std::string& kernel, int64_t n, double density, int workers) {
+double profile_bytes_moved(const std::string& kernel, int64_t n, double density, int workers, int64_t adtopk_row) {
   const double dn = static_cast<double>(n);
   if (kernel == "adtopk") {
-    const double k = static_cast<double>((n / kAdtopkRow) * k_for_density(kAdtopkRow, density));
+    if (adtopk_row < 1) throw std::invalid_argument("profile_bytes_moved: ADTopk row length below 1");
+    const double k = static_cast<double>((n / adtopk_row) * k_for_density(adtopk_row, density));
     return 4.0 * dn + 8.0 * k;
   }
   const double k = static_cast<double>(k_for_density(n, density));
@@ -475,17 +494,19 @@ void print_profile_table(const ProfileRun& run, std::FILE* out) {
                dev.contains("threads") ? (" threads " + std::to_string(dev.at("threads").get<int>())).c_str() : "");
   std::fprintf(out, "# memory bandwidth: %.2f GB/s (%s)\n", run.memory_bandwidth / 1e9, run.bandwidth_method.c_str());
   std::fprintf(out, "# floor ratio = time / (bytes / memory bandwidth)\n#\n");
-  std::fprintf(out, "# %14s %14s %8s %24s %12s %9s %12s\n", "size(elements)", "bytes", "density", "kernel", "time(us)",
+  std::fprintf(out, "# %14s %14s %8s %34s %12s %9s %12s\n", "size(elements)", "bytes", "density", "kernel", "time(us)",
                "GB/s", "floor ratio");
   auto row = [&](const std::string& kernel, const json& e, int workers, const char* suffix) {
     const int64_t n = e.at("elements").get<int64_t>();
     const double d = e.at("density").get<double>();
     const double t = e.at("time_us").get<double>();
-    const double bytes = profile_bytes_moved(kernel, n, d, workers);
+    const int64_t adtopk_row = e.value("row", kAdtopkRow);
+    const double bytes = profile_bytes_moved(kernel, n, d, workers, adtopk_row);
     const double gbps = bytes / (t * 1e-6) / 1e9;
     const double floor_us = bytes / run.memory_bandwidth * 1e6;
-    std::fprintf(out, "  %14lld %14.0f %8.3f %24s %12.2f %9.2f %12.2f\n", static_cast<long long>(n), bytes, d,
-                 (kernel + suffix).c_str(), t, gbps, t / floor_us);
+    const std::string name = kernel + (e.contains("row") ? " rows of " + std::to_string(adtopk_row) : "") + suffix;
+    std::fprintf(out, "  %14lld %14.0f %8.3f %34s %12.2f %9.2f %12.2f\n", static_cast<long long>(n), bytes, d,
+                 name.c_str(), t, gbps, t / floor_us);
   };
   using Section = std::pair<const char*, const char*>;  // key, suffix of its rows' kernel names
   for (const auto& [key, suffix] : {Section{"compression", ""}, Section{"compression_cold", " (cold)"},

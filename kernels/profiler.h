@@ -23,8 +23,11 @@
 //   topk/dgc/gaussiank/redsync/sidco/randomk: one tensor of n elements, k = max(1, floor(d n));
 //     sidco = SIDCo-E, 1 stage; dgc and randomk (cpu) a new seed / key (1, call, 0)
 //     every call, as the runtime draws them (cuda: seed 1, key (1, 0, 0)).
-//   adtopk:  the tensor viewed as (n / 1000, 1000) (rows of 1000, so k1 = max(1, floor(1000 d)));
-//            sizes below 1000 are skipped.
+//   adtopk:  the tensor viewed as (n / L, L), rows of L (k1 = max(1, floor(L d)) per row),
+//            for every L of kAdtopkRows on the cpu (rows of 1000 alone on a GPU): its
+//            cost per element depends on the row length (docs/simulator-model.md#adtopk-by-row-length).
+//            Each point records "row": L and its "elements", (n / L) L; sizes below L
+//            are skipped, and a (row, elements) already measured is not measured twice.
 //   pack:    a fusion buffer of n elements split into 4 equal tensors, each with
 //            k/4 selected local indices (ascending, evenly spaced); also at
 //            density 1 (every element packed: a bucket sent dense as pairs).
@@ -54,6 +57,7 @@
 // minute on a 2-core machine.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -78,6 +82,11 @@ struct ProfileOptions {
                                           // alone after sweeping this many bytes
 };
 
+// ADTopk's row lengths (dimension 1 of a tensor: a convolution's input
+// channels, a linear layer's input features), and the one a profile point
+// without a "row" was measured at (every profile before 2026-11-27 21:00).
+inline constexpr int64_t kAdtopkRow = 1000;
+inline constexpr std::array<int64_t, 6> kAdtopkRows = {4, 16, 64, 256, kAdtopkRow, 4096};
 inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;
 // Sizes above it get no after-compute point: a call that long is dominated
 // by its memory traffic, which the hot and cold curves measure, and one call
@@ -103,10 +112,12 @@ const std::vector<std::string>& profile_kernel_names();
 
 // Bytes a kernel must move at minimum (its memory floor's numerator):
 //   topk, dgc, gaussiank, redsync, sidco: 4n + 8k   (read once, write (value, index) pairs)
-//   adtopk: 4n + 8k (k = its per-row total)         randomk: min(4n, 32k) + 8k
+//   adtopk: 4n + 8k (k = its per-row total over rows of ADTOPK_ROW)   randomk: min(4n, 32k) + 8k
 //   ef_topk: 12n + 8k (read r and g, write r)       pack: 16k (read k indices and values, write pairs)
 //   unpack: 8 P k + 4n (read P slices, write the dense result)
-double profile_bytes_moved(const std::string& kernel, int64_t n, double density, int workers);
+// Throws std::invalid_argument for an unknown kernel or ADTOPK_ROW < 1.
+double profile_bytes_moved(const std::string& kernel, int64_t n, double density, int workers,
+                           int64_t adtopk_row = kAdtopkRow);
 
 struct ProfileRun {
   nlohmann::json profile;          // the profile document above

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <regex>
 #include <string>
@@ -47,7 +48,19 @@ TEST(Profiler, CpuProfileFormat) {
   }
   EXPECT_EQ(c.at("pack")[2].at("density"), 1.0);
   EXPECT_EQ(c.at("pack")[5].at("density"), 1.0);
-  ASSERT_EQ(c.at("adtopk").size(), 4u);
+  // ADTopk at every row length up to the size: rows 4, 16, 64, 256 and 1000
+  // at 1000; those and 4096 at 20000; two densities.
+  ASSERT_EQ(c.at("adtopk").size(), 22u);
+  for (const auto& e : c.at("adtopk")) {
+    EXPECT_EQ(e.size(), 4u);
+    const int64_t row = e.at("row").get<int64_t>();
+    const int64_t elements = e.at("elements").get<int64_t>();
+    EXPECT_TRUE(std::find(kAdtopkRows.begin(), kAdtopkRows.end(), row) != kAdtopkRows.end()) << row;
+    EXPECT_EQ(elements % row, 0) << row;
+    EXPECT_TRUE(elements == 1000 / row * row || elements == 20000 / row * row) << row << " " << elements;
+  }
+  EXPECT_EQ(c.at("adtopk")[0].at("row"), 4);
+  EXPECT_EQ(c.at("adtopk")[3].at("elements"), 768);  // 1000 as rows of 256
   const auto& u = p.at("decompression").at("unpack");
   ASSERT_EQ(u.size(), 4u);
   EXPECT_EQ(u[0].at("workers"), 4);
@@ -63,7 +76,8 @@ TEST(Profiler, CpuProfileFormat) {
   EXPECT_NE(table.find("memory bandwidth"), std::string::npos);
   int rows = 0;
   for (size_t pos = 0; (pos = table.find('\n', pos)) != std::string::npos; ++pos) ++rows;
-  EXPECT_EQ(rows, 5 + 40 + 2);  // 5 header lines, 10 kernels x 4 measurements, pack at density 1
+  EXPECT_EQ(rows, 5 + 36 + 2 + 22);  // 5 header lines, 9 kernels x 4, pack at density 1, ADTopk's rows
+  EXPECT_NE(table.find("adtopk rows of 256"), std::string::npos);
 }
 
 TEST(Profiler, OptionsAndKernelFilter) {
@@ -75,10 +89,16 @@ TEST(Profiler, OptionsAndKernelFilter) {
   const auto p = profile_kernels(o);
   EXPECT_EQ(p.at("compression").size(), 1u);
   EXPECT_EQ(p.at("decompression").at("unpack").size(), 1u);
-  // adtopk skips sizes that are not multiples of its 1000-wide rows.
+  // adtopk skips sizes below its shortest row, and measures a (row,
+  // elements) once: 4096 and 5000 are both one row of 4096.
   o.kernels = {"adtopk"};
-  o.sizes = {1500};
+  o.sizes = {3};
   EXPECT_FALSE(profile_kernels(o).at("compression").contains("adtopk"));
+  o.sizes = {4096, 5000};
+  const auto rows = profile_kernels(o);
+  int rows_of_4096 = 0;
+  for (const auto& e : rows.at("compression").at("adtopk")) rows_of_4096 += e.at("row") == 4096;
+  EXPECT_EQ(rows_of_4096, 1);
   // max_elements drops larger sizes.
   o.kernels = {"topk"};
   o.sizes = {1000, 100000};
@@ -205,6 +225,8 @@ TEST(Profiler, BytesMoved) {
   EXPECT_EQ(profile_bytes_moved("unpack", 1000, 0.01, 8), 8 * 8 * 10 + 4000);
   EXPECT_EQ(profile_bytes_moved("pack", 1000, 0.01, 1), 160);
   EXPECT_EQ(profile_bytes_moved("adtopk", 2000, 0.01, 1), 8000 + 8 * 20);
+  EXPECT_EQ(profile_bytes_moved("adtopk", 2048, 0.01, 1, 64), 8192 + 8 * 32);  // 32 rows of 64, one each
+  EXPECT_THROW(profile_bytes_moved("adtopk", 2048, 0.01, 1, 0), std::invalid_argument);
   EXPECT_THROW(profile_bytes_moved("x", 1, 0.1, 1), std::invalid_argument);
 }
 

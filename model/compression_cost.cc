@@ -50,6 +50,13 @@ int64_t CostCurve::max_elements() const {
   return int64_t(most);
 }
 
+int64_t CostCurve::min_elements() const {
+  if (by_density_.empty()) return 0;
+  double least = by_density_.begin()->second.front().first;
+  for (const auto& [density, points] : by_density_) least = std::min(least, points.front().first);
+  return int64_t(least);
+}
+
 CostCurve CostCurve::scaled_above_floor(double factor) const {
   CostCurve scaled;
   for (const auto& [density, points] : by_density_) {
@@ -108,6 +115,15 @@ Json CompressionConfig::to_json() const {
   return j;
 }
 
+// The curve of ROWS (not empty) whose row length is nearest ROW, in ratio.
+static const CostCurve& nearest_row(const std::map<int64_t, CostCurve>& rows, int64_t row) {
+  auto hi = rows.lower_bound(row);
+  if (hi == rows.end()) return std::prev(hi)->second;
+  if (hi == rows.begin() || hi->first == row) return hi->second;
+  auto lo = std::prev(hi);
+  return double(row) / double(lo->first) <= double(hi->first) / double(row) ? lo->second : hi->second;
+}
+
 // One section of a profile ("compression", "compression_cold" or
 // "compression_after_compute") into CURVES.
 static void load_kernel_curves(const JsonNode& section, KernelCurves& curves) {
@@ -117,14 +133,20 @@ static void load_kernel_curves(const JsonNode& section, KernelCurves& curves) {
     const bool sparsifier = std::find(names.begin(), names.end(), it.key()) != names.end();
     if (!sparsifier && it.key() != "ef_topk" && it.key() != "pack") continue;  // a kernel the simulator does not cost
     JsonNode points = section.child(it.key());
+    const bool adtopk = it.key() == "adtopk";
     CostCurve& curve = sparsifier            ? curves.sparsifiers[policy::parse_sparsifier(it.key())]
                        : it.key() == "pack" ? curves.pack
                                             : curves.ef_topk;
     for (size_t i = 0; i < points.array_size(); ++i) {
       JsonNode p = points.element(i);
-      curve.add(p.child("elements").as_int(1, int64_t(1) << 40), p.child("density").as_number(0, 1, true),
-                p.child("time_us").as_number(0, 1e12, true));
+      const int64_t elements = p.child("elements").as_int(1, int64_t(1) << 40);
+      const double density = p.child("density").as_number(0, 1, true);
+      const double time_us = p.child("time_us").as_number(0, 1e12, true);
+      const int64_t row = adtopk && p.has("row") ? p.child("row").as_int(1, int64_t(1) << 40) : kProfileAdtopkRow;
+      if (adtopk) curves.adtopk_rows[row].add(elements, density, time_us);
+      if (row == kProfileAdtopkRow) curve.add(elements, density, time_us);
     }
+    if (adtopk && curve.empty() && !curves.adtopk_rows.empty()) curve = nearest_row(curves.adtopk_rows, kProfileAdtopkRow);
   }
 }
 
@@ -211,6 +233,7 @@ void CompressionCost::load_estimate(const std::string& gpu, const std::string& b
   const double factor = ref.memory_gbytes_per_s / target->memory_gbytes_per_s;
   auto scale = [factor](const KernelCurves& from, KernelCurves& to) {
     for (const auto& [s, curve] : from.sparsifiers) to.sparsifiers[s] = curve.scaled_above_floor(factor);
+    for (const auto& [row, curve] : from.adtopk_rows) to.adtopk_rows[row] = curve.scaled_above_floor(factor);
     if (!from.ef_topk.empty()) to.ef_topk = from.ef_topk.scaled_above_floor(factor);
     if (!from.pack.empty()) to.pack = from.pack.scaled_above_floor(factor);
   };
@@ -275,6 +298,32 @@ static TimeNs us_to_ns(double us) { return TimeNs(std::llround(us * 1e3)); }
 TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density, double cold_fraction) const {
   if (seed_tables_) return seconds_to_ns(policy::seed::seed_tz_s(elements, seed_table_for(s)));
   return us_to_ns(blended_us(curve_for(hot_, s, gpu_source_), find_curve(cold_, s), elements, density, cold_fraction));
+}
+
+TimeNs CompressionCost::adtopk_tensor_ns(int64_t elements, int64_t row_length, double density,
+                                         double cold_fraction) const {
+  if (!adtopk_by_row()) return gpu_ns(Sparsifier::kAdtopk, elements, density, cold_fraction);
+  const int64_t row = row_length > 0 ? row_length : kProfileAdtopkRow;
+  auto at_row = [&](int64_t measured) {
+    auto cold = cold_.adtopk_rows.find(measured);
+    return blended_us(hot_.adtopk_rows.at(measured), cold == cold_.adtopk_rows.end() ? nullptr : &cold->second,
+                      elements, density, cold_fraction);
+  };
+  // The measured rows around ROW, of those measured at this size or below (a
+  // tensor is at least one row long; the shortest row counts regardless).
+  int64_t lo = 0, hi = 0;
+  bool shortest = true;
+  for (const auto& [measured, curve] : hot_.adtopk_rows) {
+    const bool covers = shortest || curve.min_elements() <= elements;
+    shortest = false;
+    if (!covers) continue;
+    if (measured <= row) lo = measured;
+    if (measured >= row && hi == 0) hi = measured;
+  }
+  if (hi == 0 || lo == hi) return us_to_ns(at_row(lo));
+  if (lo == 0) return us_to_ns(at_row(hi));
+  const double f = std::log(double(row) / double(lo)) / std::log(double(hi) / double(lo));
+  return us_to_ns(std::exp((1 - f) * std::log(at_row(lo)) + f * std::log(at_row(hi))));
 }
 
 TimeNs CompressionCost::cpu_ns(Sparsifier s, int64_t elements, double density) const {

@@ -25,8 +25,9 @@ class CostCurve {
   // linear in density between the two nearest measured densities (clamped).
   double time_us(int64_t elements, double density) const;
   bool empty() const { return by_density_.empty(); }
-  // The largest size measured at any density (0 when empty).
+  // The largest size measured at any density (0 when empty); the smallest.
   int64_t max_elements() const;
+  int64_t min_elements() const;
   // The curve on a device FACTOR times slower per byte: at each density the
   // fastest call's time (launches and synchronisation, which memory
   // bandwidth does not set; usually the smallest size's) stays, the rest is
@@ -57,10 +58,17 @@ struct CompressionConfig {
   Json to_json() const;
 };
 
-// One set of measured kernel curves: one per sparsifier, the fused
-// error-feedback top-k and the pair packing where measured.
+// ADTopk's row length of a profile point that names none: profiles before
+// rows were measured (2026-11-27 21:00) viewed every tensor as rows of 1000.
+inline constexpr int64_t kProfileAdtopkRow = 1000;
+
+// One set of measured kernel curves: one per sparsifier (ADTopk's at rows of
+// kProfileAdtopkRow, or the measured row nearest it), ADTopk's by row length
+// where a profile measured several (docs/simulator-model.md#adtopk-by-row-length),
+// the fused error-feedback top-k and the pair packing where measured.
 struct KernelCurves {
   std::map<policy::Sparsifier, CostCurve> sparsifiers;
+  std::map<int64_t, CostCurve> adtopk_rows;
   CostCurve ef_topk, pack;
 };
 
@@ -87,6 +95,16 @@ class CompressionCost {
   CompressionCost(const CompressionConfig& config, const std::string& base_dir, const std::string& scenario_file);
 
   TimeNs gpu_ns(policy::Sparsifier s, int64_t elements, double density, double cold_fraction = 0) const;
+  // Whether the profile measured ADTopk at two row lengths or more (then a
+  // request's ADTopk cost is adtopk_tensor_ns summed over its tensors).
+  bool adtopk_by_row() const { return !seed_tables_ && hot_.adtopk_rows.size() >= 2; }
+  // ADTopk over one tensor of ELEMENTS viewed as rows of ROW_LENGTH (its
+  // dimension 1; 0 for a 1-D tensor, which the kernel copies whole: charged
+  // at rows of kProfileAdtopkRow), COLD_FRACTION 0 or 1: time log-log
+  // interpolated between the two measured row lengths around it (clamped
+  // to the shortest and longest; a row measured only at sizes above ELEMENTS
+  // is left out), each blended hot/cold as gpu_ns. Without rows measured, gpu_ns.
+  TimeNs adtopk_tensor_ns(int64_t elements, int64_t row_length, double density, double cold_fraction) const;
   // One CPU thread, plus the copies: 4n bytes down, 8 bytes per selected element up.
   TimeNs cpu_ns(policy::Sparsifier s, int64_t elements, double density) const;
   // acc = residual + gradient and the residual update, on top of the

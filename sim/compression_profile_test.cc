@@ -150,6 +150,57 @@ TEST(CompressionProfile, ColdFractionsBlendTheHotAndColdCurves) {
   }
 }
 
+// ADTopk by row length: rows of 64 cost 400 us and rows of 4096 100 us for
+// 64000 elements (flat in size); rows of 512 sit halfway in log between them:
+// sqrt(400 x 100) = 200 us. Outside the measured rows the nearest one holds;
+// a row measured only above the tensor's size is left out; a 1-D tensor
+// (row 0) is charged at rows of 1000. The profile's plain ADTopk curve is
+// the row nearest 1000 (4096: 4.1x against 64's 15.6x). Cold shares blend
+// per row. A profile with rows of 1000 alone keeps one curve, as before.
+TEST(CompressionProfile, AdtopkCostFollowsTheRowLength) {
+  auto at = [](int64_t row, double us, int64_t from = 1) {
+    return Json::array({Json{{"elements", from}, {"density", 0.01}, {"row", row}, {"time_us", us}},
+                        Json{{"elements", 1'000'000'000}, {"density", 0.01}, {"row", row}, {"time_us", us}}});
+  };
+  Json rows = at(64, 400);
+  for (const auto& p : at(4096, 100, 4096)) rows.push_back(p);
+  const Json profile = {{"format", "sparsefuse-profile/1"},
+                        {"compression", {{"adtopk", rows}}},
+                        {"compression_cold", {{"adtopk", at(64, 800)}}}};
+  const model::CompressionCost cost = cost_of(profile, "rows_profile.json");
+  ASSERT_TRUE(cost.adtopk_by_row());
+  EXPECT_EQ(cost.adtopk_tensor_ns(64'000, 64, 0.01, 0), 400'000);
+  EXPECT_EQ(cost.adtopk_tensor_ns(64'000, 512, 0.01, 0), 200'000);
+  EXPECT_EQ(cost.adtopk_tensor_ns(64'000, 3, 0.01, 0), 400'000);       // below the shortest row
+  EXPECT_EQ(cost.adtopk_tensor_ns(64'000, 30'000, 0.01, 0), 100'000);  // above the longest
+  EXPECT_EQ(cost.adtopk_tensor_ns(2'048, 512, 0.01, 0), 400'000);      // rows of 4096 start at 4096 elements
+  // Row 0: rows of 1000, log(1000/64) / log(64) = 0.6606 of the way.
+  const double f = std::log(1000.0 / 64) / std::log(64.0);
+  EXPECT_EQ(cost.adtopk_tensor_ns(64'000, 0, 0.01, 0), std::llround(400e3 * std::pow(0.25, f)));
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kAdtopk, 64'000, 0.01), 100'000);  // the row nearest 1000
+  // Cold: rows of 64 measured cold (800), rows of 4096 not (their hot curve):
+  // sqrt(800 x 100).
+  EXPECT_EQ(cost.adtopk_tensor_ns(64'000, 512, 0.01, 1.0), std::llround(std::sqrt(80'000.0) * 1e3));
+
+  const Json legacy = {{"format", "sparsefuse-profile/1"},
+                       {"compression", {{"adtopk", Json::array({Json{{"elements", 1000}, {"density", 0.01},
+                                                                     {"time_us", 5.0}}})}}}};
+  const model::CompressionCost one = cost_of(legacy, "legacy_profile.json");
+  EXPECT_FALSE(one.adtopk_by_row());
+  EXPECT_EQ(one.adtopk_tensor_ns(1000, 64, 0.01, 0), one.gpu_ns(Sparsifier::kAdtopk, 1000, 0.01));
+
+  Json bad = profile;
+  bad["compression"]["adtopk"][0]["row"] = 0;
+  try {
+    cost_of(bad, "rows_profile.json");
+    FAIL() << "accepted a row of 0";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rows_profile.json"), std::string::npos) << what;
+    EXPECT_NE(what.find("/compression/adtopk/0/row"), std::string::npos) << what;
+  }
+}
+
 // An inline call after compute pays the after-compute curve's excess over
 // the hot one (hand-computed, log-log between 100 and 10000 elements), sizes
 // clamped to the largest after-compute point; top-k with error feedback

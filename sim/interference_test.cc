@@ -73,8 +73,8 @@ TEST(CommInterference, KernelBesideSideStreamAndCollective) {
   config.side_stream_contention = 0.25;
   model::CompressionCost cost(config, "", "");
   FlushRecord record;
-  const std::vector<int64_t> tensor_elements = {1};
-  WorkerExecutor executor(cost, tensor_elements, 1, record);
+  const std::vector<int64_t> tensor_elements = {1}, tensor_rows = {0};
+  WorkerExecutor executor(cost, tensor_elements, tensor_rows, 1, record);
   WorkerStreams s;
   s.side_free = 1000;
   executor.bind(0, 0, s, true);

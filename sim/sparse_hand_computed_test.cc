@@ -150,6 +150,23 @@ TEST(SparseHandComputed, CallsAfterComputePayTheirEntryCost) {
       << unmeasured.compression_costs;
 }
 
+// ADTopk on tensor b ([10, 25]: rows of 25) with tests/data/profile-unit-adtopk-rows.json
+// (4 us on rows of 5, 1 us on rows of 125, rows of 10000 measured from 10000
+// elements only): halfway in log between 5 and 125, sqrt(4 x 1) = 2 us. The
+// 1-D tensors a and c are sent dense and compress nothing. With one cost for
+// every row (profile-unit.json) b costs its 1 us.
+TEST(SparseHandComputed, AdtopkPaysItsTensorsRowLength) {
+  const Json adtopk = {{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}};
+  auto compression_of_b = [](const model::RunResult& r) {
+    for (const auto& b : r.buckets)
+      if (b.bucket.first_tensor == 1) return b.compression_s;
+    ADD_FAILURE() << "no bucket starts at tensor b";
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(compression_of_b(run_tiny(adtopk, 2, "tests/data/profile-unit-adtopk-rows.json")), 2000e-9);
+  EXPECT_DOUBLE_EQ(compression_of_b(run_tiny(adtopk, 2, "tests/data/profile-unit.json")), 1000e-9);
+}
+
 // Allgather volumes by alignment, p = 2, contributions of 80 and 240 bytes.
 TEST(SparseHandComputed, AlignmentCosts) {
   model::NetworkConfig config;

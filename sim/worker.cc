@@ -92,13 +92,26 @@ double WorkerExecutor::cold_fraction(int first, int end, int64_t elements) const
   return 1.0 - double(tensor_elements_[size_t(end - 1)]) / double(elements);
 }
 
+// The runtime's ADTopk selects tensor by tensor (runtime/compressor.cc):
+// each at its own row length, all but the last ready out of cache.
+TimeNs WorkerExecutor::selection_ns(const policy::CompressionRequest& r) const {
+  if (r.sparsifier != policy::Sparsifier::kAdtopk || !cost_.adtopk_by_row()) {
+    return cost_.gpu_ns(r.sparsifier, r.elements, r.density, cold_fraction(r.first_tensor, r.end_tensor, r.elements));
+  }
+  TimeNs sum = 0;
+  for (int t = r.first_tensor; t < r.end_tensor; ++t) {
+    sum += cost_.adtopk_tensor_ns(tensor_elements_[size_t(t)], tensor_rows_[size_t(t)], r.density,
+                                  t + 1 < r.end_tensor ? 1.0 : 0.0);
+  }
+  return sum;
+}
+
 policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionRequest& r, TimeNs now) {
   WorkerStreams& s = *streams_;
   policy::CompressionOutcome out;
   out.selected = selected_count(r);
   const double cold = cold_fraction(r.first_tensor, r.end_tensor, r.elements);
-  TimeNs gpu = cost_.gpu_ns(r.sparsifier, r.elements, r.density, cold) +
-               (r.error_feedback ? cost_.error_feedback_ns(r.elements, r.density, cold) : 0);
+  TimeNs gpu = selection_ns(r) + (r.error_feedback ? cost_.error_feedback_ns(r.elements, r.density, cold) : 0);
   gpu = TimeNs(std::llround(double(gpu) * s.scale));  // a slow worker's GPU is slow at everything
   compressed_elements += r.elements;
   switch (r.placement) {

@@ -43,10 +43,11 @@ double first_uniform(uint64_t seed);
 class WorkerExecutor : public policy::WorkerContext {
  public:
   // TENSOR_ELEMENTS: each gradient tensor's size, in ready order (the
-  // cold share of a request, cold_fraction below).
-  WorkerExecutor(const model::CompressionCost& cost, const std::vector<int64_t>& tensor_elements, uint64_t seed,
-                 FlushRecord& record)
-      : cost_(cost), tensor_elements_(tensor_elements), seed_(seed), record_(record) {}
+  // cold share of a request, cold_fraction below); TENSOR_ROWS: its ADTopk
+  // row length (policy::GradientModel::row_length).
+  WorkerExecutor(const model::CompressionCost& cost, const std::vector<int64_t>& tensor_elements,
+                 const std::vector<int64_t>& tensor_rows, uint64_t seed, FlushRecord& record)
+      : cost_(cost), tensor_elements_(tensor_elements), tensor_rows_(tensor_rows), seed_(seed), record_(record) {}
 
   // Binds to worker W's streams for iteration IT; FIRST marks the reference worker.
   void bind(int w, int it, WorkerStreams& streams, bool first);
@@ -78,6 +79,9 @@ class WorkerExecutor : public policy::WorkerContext {
   // The share of the ELEMENTS of tensors [FIRST, END) out of cache when they
   // are compressed or packed: all but the last tensor ready (docs/simulator-model.md#cold-gradients).
   double cold_fraction(int first, int end, int64_t elements) const;
+  // The request's selection on the GPU (or side stream), cold share included;
+  // ADTopk tensor by tensor at its row length where the profile measured rows.
+  TimeNs selection_ns(const policy::CompressionRequest& request) const;
   // Compression work of DURATION on the compute stream once READY: it
   // delays backward and counts as inline compression. Returns its end.
   TimeNs run_inline(TimeNs ready, TimeNs duration);
@@ -85,6 +89,7 @@ class WorkerExecutor : public policy::WorkerContext {
 
   const model::CompressionCost& cost_;
   const std::vector<int64_t>& tensor_elements_;
+  const std::vector<int64_t>& tensor_rows_;
   uint64_t seed_;
   FlushRecord& record_;
   WorkerStreams* streams_ = nullptr;
