@@ -26,7 +26,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-
 const std::vector<std::string> kNames = {"topk",    "dgc",    "gaussiank", "redsync", "sidco",
                                          "randomk", "adtopk", "pack",      "ef_topk", "unpack"};
 
@@ -160,7 +159,6 @@ size_t working_set_copies(int64_t working_set, int64_t bytes_per_copy) {
   return static_cast<size_t>(std::max<int64_t>(1, working_set / std::max<int64_t>(1, bytes_per_copy)));
 }
 
-
 bool wanted(const ProfileOptions& o, const std::string& name) {
   return o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), name) != o.kernels.end();
 }
@@ -291,12 +289,12 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
                        {"host", host_name()}, {"compiler", compiler()}};
   // State shared across densities of one size. Every call takes the next of
   // a pool of distinct gradients small enough to stay in cache, as backward
-  // leaves the gradient it has just written (new values each time); with a
-  // working set, the residual error feedback keeps from one
-  // iteration to the next is held in as many copies as fill it and each call
-  // takes the next, so it meets the kernel out of cache, as in training. The
-  // cold measurements (compression_cold) take the gradient likewise from
-  // distinct copies filling the working set: a fused buffer's older tensors, written
+  // leaves the gradient it has just written (new values each time). With a
+  // working set, the residual error feedback keeps from one iteration to the
+  // next is held in as many copies as fill it and each call takes the next,
+  // so it meets the kernel out of cache, as in training. The cold
+  // measurements (compression_cold) take the gradient likewise from distinct
+  // copies filling the working set: a fused buffer's older tensors, written
   // before later layers' backward passed through the cache. The
   // after-compute calls (compression_after_compute) each follow a sweep of
   // the eviction buffer and a write of the next hot gradient: what a layer's
@@ -311,7 +309,9 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   auto prepare = [&](int64_t n) -> Measure {
     hot = distinct_gradients(n, hot_pool_copies(n), 1);
     cold_pool.clear();
-    if (o.working_set_bytes > 0) cold_pool = distinct_gradients(n, working_set_copies(o.working_set_bytes, 4 * n), 1 + hot.size());
+    if (o.working_set_bytes > 0) {
+      cold_pool = distinct_gradients(n, working_set_copies(o.working_set_bytes, 4 * n), 1 + hot.size());
+    }
     const std::vector<float>& g = hot.front();
     std::vector<float> r(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) r[i] = 0.1f * g[n - 1 - i];

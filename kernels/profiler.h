@@ -84,7 +84,7 @@ struct ProfileOptions {
 
 // ADTopk's row lengths (dimension 1 of a tensor: a convolution's input
 // channels, a linear layer's input features), and the one a profile point
-// without a "row" was measured at (every profile before 2026-11-27 21:00).
+// without a "row" was measured at (every profile before 2026-11-27 20:49).
 inline constexpr int64_t kAdtopkRow = 1000;
 inline constexpr std::array<int64_t, 6> kAdtopkRows = {4, 16, 64, 256, kAdtopkRow, 4096};
 inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;

@@ -146,7 +146,9 @@ static void load_kernel_curves(const JsonNode& section, KernelCurves& curves) {
       if (adtopk) curves.adtopk_rows[row].add(elements, density, time_us);
       if (row == kProfileAdtopkRow) curve.add(elements, density, time_us);
     }
-    if (adtopk && curve.empty() && !curves.adtopk_rows.empty()) curve = nearest_row(curves.adtopk_rows, kProfileAdtopkRow);
+    if (adtopk && curve.empty() && !curves.adtopk_rows.empty()) {
+      curve = nearest_row(curves.adtopk_rows, kProfileAdtopkRow);
+    }
   }
 }
 

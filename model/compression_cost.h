@@ -25,7 +25,7 @@ class CostCurve {
   // linear in density between the two nearest measured densities (clamped).
   double time_us(int64_t elements, double density) const;
   bool empty() const { return by_density_.empty(); }
-  // The largest size measured at any density (0 when empty); the smallest.
+  // The largest and the smallest size measured at any density (0 when empty).
   int64_t max_elements() const;
   int64_t min_elements() const;
   // The curve on a device FACTOR times slower per byte: at each density the
@@ -59,7 +59,7 @@ struct CompressionConfig {
 };
 
 // ADTopk's row length of a profile point that names none: profiles before
-// rows were measured (2026-11-27 21:00) viewed every tensor as rows of 1000.
+// rows were measured (2026-11-27 20:49) viewed every tensor as rows of 1000.
 inline constexpr int64_t kProfileAdtopkRow = 1000;
 
 // One set of measured kernel curves: one per sparsifier (ADTopk's at rows of

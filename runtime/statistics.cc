@@ -1,10 +1,11 @@
 #include "runtime/statistics.h"
 
-#include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "common/provenance.h"
+#include "runtime/collective_profile.h"
 
 namespace sparsefuse::runtime {
 
@@ -51,16 +52,12 @@ std::array<double, RankTotals::kPerBucketFigures> RankTotals::bucket_median(size
   for (size_t i = 0; i < bucket_start.size(); ++i) {
     const size_t begin = bucket_start[i], end = i + 1 < bucket_start.size() ? bucket_start[i + 1] : last + count;
     if (end - begin != count || bucket_operation[begin + k] != bucket_operation[last + k]) continue;
-    for (size_t f = 0; f < kPerBucketFigures; ++f) samples[f].push_back(bucket_figures[(begin + k) * kPerBucketFigures + f]);
+    const double* figures = bucket_figures.data() + (begin + k) * kPerBucketFigures;
+    for (size_t f = 0; f < kPerBucketFigures; ++f) samples[f].push_back(figures[f]);
   }
-  std::array<double, kPerBucketFigures> median{};
-  for (size_t f = 0; f < kPerBucketFigures; ++f) {
-    std::vector<double>& v = samples[f];
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    median[f] = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  }
-  return median;
+  std::array<double, kPerBucketFigures> medians{};
+  for (size_t f = 0; f < kPerBucketFigures; ++f) medians[f] = median(std::move(samples[f]));
+  return medians;
 }
 
 namespace {
