@@ -231,10 +231,10 @@ enum class Condition { kHot, kCold, kAfterCompute };
 using Measure = std::function<double(const std::string&, double, int64_t, Condition)>;
 
 // The row lengths ADTopk is measured at (profiler.h): every kAdtopkRows on
-// the cpu; rows of kAdtopkRow alone on a GPU, as profiled before rows were.
+// the cpu; rows of kProfileAdtopkRow alone on a GPU, as profiled before rows were.
 std::vector<int64_t> adtopk_rows(const ProfileOptions& o) {
   return o.device == "cpu" ? std::vector<int64_t>(kAdtopkRows.begin(), kAdtopkRows.end())
-                           : std::vector<int64_t>{kAdtopkRow};
+                           : std::vector<int64_t>{kProfileAdtopkRow};
 }
 
 void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
@@ -413,8 +413,11 @@ ProfileRun profile_cuda(const ProfileOptions& o) {
     g = std::make_unique<cuda::DeviceBuffer<float>>(n);
     r = std::make_unique<cuda::DeviceBuffer<float>>(n);
     dense = std::make_unique<cuda::DeviceBuffer<float>>(n);
-    const int64_t cap = k_for_density(n, *std::max_element(o.densities.begin(), o.densities.end()));
-    const int64_t adcap = n >= kAdtopkRow ? (n / kAdtopkRow) * k_for_density(kAdtopkRow, *std::max_element(o.densities.begin(), o.densities.end())) : 0;
+    // The most any kernel selects: top-k at the densest density, or ADTopk's rows of kProfileAdtopkRow.
+    const double densest = *std::max_element(o.densities.begin(), o.densities.end());
+    const int64_t cap = k_for_density(n, densest);
+    const int64_t rows = n / kProfileAdtopkRow;
+    const int64_t adcap = rows > 0 ? rows * k_for_density(kProfileAdtopkRow, densest) : 0;
     values = std::make_unique<cuda::DeviceBuffer<float>>(std::max(cap, adcap));
     indices = std::make_unique<cuda::DeviceBuffer<int32_t>>(std::max(cap, adcap));
     cuda::fill_normal(g->data(), n, 1, 1e-3f);
@@ -436,7 +439,7 @@ ProfileRun profile_cuda(const ProfileOptions& o) {
       if (name == "randomk")
         return time_cuda_us([&] { cuda::randomk(gp, n, k, RandomkKey{1, 0, 0}, v, ix, ws); }, reps);
       if (name == "adtopk") {
-        const std::vector<int64_t> shape{n / kAdtopkRow, kAdtopkRow};
+        const std::vector<int64_t> shape{n / kProfileAdtopkRow, kProfileAdtopkRow};
         return time_cuda_us([&] { cuda::adtopk(gp, shape, d, v, ix, ws); }, reps);
       }
       if (name == "pack") {
@@ -500,7 +503,7 @@ void print_profile_table(const ProfileRun& run, std::FILE* out) {
     const int64_t n = e.at("elements").get<int64_t>();
     const double d = e.at("density").get<double>();
     const double t = e.at("time_us").get<double>();
-    const int64_t adtopk_row = e.value("row", kAdtopkRow);
+    const int64_t adtopk_row = e.value("row", kProfileAdtopkRow);
     const double bytes = profile_bytes_moved(kernel, n, d, workers, adtopk_row);
     const double gbps = bytes / (t * 1e-6) / 1e9;
     const double floor_us = bytes / run.memory_bandwidth * 1e6;

@@ -65,6 +65,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/profile_format.h"
+
 namespace sparsefuse::kernels {
 
 struct ProfileOptions {
@@ -83,10 +85,9 @@ struct ProfileOptions {
 };
 
 // ADTopk's row lengths (dimension 1 of a tensor: a convolution's input
-// channels, a linear layer's input features), and the one a profile point
-// without a "row" was measured at (every profile before 2026-11-27 20:49).
-inline constexpr int64_t kAdtopkRow = 1000;
-inline constexpr std::array<int64_t, 6> kAdtopkRows = {4, 16, 64, 256, kAdtopkRow, 4096};
+// channels, a linear layer's input features); a GPU is measured at
+// kProfileAdtopkRow alone, the row a point without "row" was measured at.
+inline constexpr std::array<int64_t, 6> kAdtopkRows = {4, 16, 64, 256, kProfileAdtopkRow, 4096};
 inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;
 // Sizes above it get no after-compute point: a call that long is dominated
 // by its memory traffic, which the hot and cold curves measure, and one call
@@ -117,7 +118,7 @@ const std::vector<std::string>& profile_kernel_names();
 //   unpack: 8 P k + 4n (read P slices, write the dense result)
 // Throws std::invalid_argument for an unknown kernel or ADTOPK_ROW < 1.
 double profile_bytes_moved(const std::string& kernel, int64_t n, double density, int workers,
-                           int64_t adtopk_row = kAdtopkRow);
+                           int64_t adtopk_row = kProfileAdtopkRow);
 
 struct ProfileRun {
   nlohmann::json profile;          // the profile document above

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/json_reader.h"
+#include "common/profile_format.h"
 #include "common/time.h"
 #include "policy/sparsifier.h"
 
@@ -57,10 +58,6 @@ struct CompressionConfig {
   static CompressionConfig parse(const JsonNode& node);
   Json to_json() const;
 };
-
-// ADTopk's row length of a profile point that names none: profiles before
-// rows were measured (2026-11-27 20:49) viewed every tensor as rows of 1000.
-inline constexpr int64_t kProfileAdtopkRow = 1000;
 
 // One set of measured kernel curves: one per sparsifier (ADTopk's at rows of
 // kProfileAdtopkRow, or the measured row nearest it), ADTopk's by row length

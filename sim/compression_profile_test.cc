@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <vector>
 
 #include "model/compression_cost.h"
@@ -37,6 +38,17 @@ model::CompressionCost cost_of(const Json& profile, const std::string& name, boo
   return model::CompressionCost(config, "", "s.json");
 }
 
+// What CALL's InputError says; a failure naming WHAT if it throws none.
+std::string input_error(const std::function<void()>& call, const std::string& what) {
+  try {
+    call();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted " << what;
+  return "";
+}
+
 TEST(CompressionProfile, TheTopologysGpuChoosesIt) {
   EXPECT_EQ(profile_of(on_topology({{"preset", "dgx-h200-ib400"}})), "h200-141gb-hbm3e");
   EXPECT_EQ(profile_of(on_topology({{"preset", "dgx-h200-ib400"}, {"gpu", "h100"}})), "h100-80gb-hbm3");
@@ -53,15 +65,12 @@ TEST(CompressionProfile, TheTopologysGpuChoosesIt) {
 }
 
 TEST(CompressionProfile, AnUnknownGpuNamesTheKeyAndTheChoices) {
-  try {
-    model::parse_scenario(on_topology({{"preset", "ib-56g"}, {"gpu", "h300"}}), "s.json");
-    FAIL() << "accepted gpu h300";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("s.json"), std::string::npos) << what;
-    EXPECT_NE(what.find("/topology/gpu"), std::string::npos) << what;
-    EXPECT_NE(what.find("unknown GPU \"h300\"; expected one of h100, h200"), std::string::npos) << what;
-  }
+  const std::string what =
+      input_error([] { model::parse_scenario(on_topology({{"preset", "ib-56g"}, {"gpu", "h300"}}), "s.json"); },
+                  "gpu h300");
+  EXPECT_NE(what.find("s.json"), std::string::npos) << what;
+  EXPECT_NE(what.find("/topology/gpu"), std::string::npos) << what;
+  EXPECT_NE(what.find("unknown GPU \"h300\"; expected one of h100, h200"), std::string::npos) << what;
   Json doc = on_topology({{"preset", "ib-56g"}});
   doc["compression"] = {{"profile", "estimate:h300"}};
   EXPECT_THROW(model::CompressionCost(model::parse_scenario(doc, "s.json").compression, "", "s.json"), InputError);
@@ -139,15 +148,10 @@ TEST(CompressionProfile, ColdFractionsBlendTheHotAndColdCurves) {
   // A malformed cold section names the file, the key and what was expected.
   Json bad = profile;
   bad["compression_cold"] = Json::array();
-  try {
-    cost_of(bad, "cold_profile.json");
-    FAIL() << "accepted an array as compression_cold";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("cold_profile.json"), std::string::npos) << what;
-    EXPECT_NE(what.find("/compression_cold"), std::string::npos) << what;
-    EXPECT_NE(what.find("object"), std::string::npos) << what;
-  }
+  const std::string what = input_error([&] { cost_of(bad, "cold_profile.json"); }, "an array as compression_cold");
+  EXPECT_NE(what.find("cold_profile.json"), std::string::npos) << what;
+  EXPECT_NE(what.find("/compression_cold"), std::string::npos) << what;
+  EXPECT_NE(what.find("object"), std::string::npos) << what;
 }
 
 // ADTopk by row length: rows of 64 cost 400 us and rows of 4096 100 us for
@@ -191,14 +195,9 @@ TEST(CompressionProfile, AdtopkCostFollowsTheRowLength) {
 
   Json bad = profile;
   bad["compression"]["adtopk"][0]["row"] = 0;
-  try {
-    cost_of(bad, "rows_profile.json");
-    FAIL() << "accepted a row of 0";
-  } catch (const InputError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("rows_profile.json"), std::string::npos) << what;
-    EXPECT_NE(what.find("/compression/adtopk/0/row"), std::string::npos) << what;
-  }
+  const std::string what = input_error([&] { cost_of(bad, "rows_profile.json"); }, "a row of 0");
+  EXPECT_NE(what.find("rows_profile.json"), std::string::npos) << what;
+  EXPECT_NE(what.find("/compression/adtopk/0/row"), std::string::npos) << what;
 }
 
 // An inline call after compute pays the after-compute curve's excess over

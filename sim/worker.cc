@@ -94,9 +94,9 @@ double WorkerExecutor::cold_fraction(int first, int end, int64_t elements) const
 
 // The runtime's ADTopk selects tensor by tensor (runtime/compressor.cc):
 // each at its own row length, all but the last ready out of cache.
-TimeNs WorkerExecutor::selection_ns(const policy::CompressionRequest& r) const {
+TimeNs WorkerExecutor::selection_ns(const policy::CompressionRequest& r, double cold) const {
   if (r.sparsifier != policy::Sparsifier::kAdtopk || !cost_.adtopk_by_row()) {
-    return cost_.gpu_ns(r.sparsifier, r.elements, r.density, cold_fraction(r.first_tensor, r.end_tensor, r.elements));
+    return cost_.gpu_ns(r.sparsifier, r.elements, r.density, cold);
   }
   TimeNs sum = 0;
   for (int t = r.first_tensor; t < r.end_tensor; ++t) {
@@ -111,7 +111,7 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
   policy::CompressionOutcome out;
   out.selected = selected_count(r);
   const double cold = cold_fraction(r.first_tensor, r.end_tensor, r.elements);
-  TimeNs gpu = selection_ns(r) + (r.error_feedback ? cost_.error_feedback_ns(r.elements, r.density, cold) : 0);
+  TimeNs gpu = selection_ns(r, cold) + (r.error_feedback ? cost_.error_feedback_ns(r.elements, r.density, cold) : 0);
   gpu = TimeNs(std::llround(double(gpu) * s.scale));  // a slow worker's GPU is slow at everything
   compressed_elements += r.elements;
   switch (r.placement) {

@@ -79,9 +79,10 @@ class WorkerExecutor : public policy::WorkerContext {
   // The share of the ELEMENTS of tensors [FIRST, END) out of cache when they
   // are compressed or packed: all but the last tensor ready (docs/simulator-model.md#cold-gradients).
   double cold_fraction(int first, int end, int64_t elements) const;
-  // The request's selection on the GPU (or side stream), cold share included;
-  // ADTopk tensor by tensor at its row length where the profile measured rows.
-  TimeNs selection_ns(const policy::CompressionRequest& request) const;
+  // The request's selection on the GPU (or side stream), its cold share
+  // COLD (cold_fraction) included; ADTopk tensor by tensor at its row length,
+  // each but the last cold, where the profile measured rows.
+  TimeNs selection_ns(const policy::CompressionRequest& request, double cold) const;
   // Compression work of DURATION on the compute stream once READY: it
   // delays backward and counts as inline compression. Returns its end.
   TimeNs run_inline(TimeNs ready, TimeNs duration);
