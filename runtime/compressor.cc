@@ -48,42 +48,44 @@ kernels::Selection align_to_count(kernels::Selection selection, const float* dat
   return out;
 }
 
-kernels::Selection Compressor::select(const policy::CompressionRequest& r, const float* data,
-                                      const SelectionKey& key) {
+void Compressor::select(const policy::CompressionRequest& r, const float* data, const SelectionKey& key,
+                        kernels::Selection& out) {
   const int64_t n = r.elements;
-  kernels::Selection selection;
   switch (r.sparsifier) {
     case Sparsifier::kTopk: {
-      if (topk_override) return topk_override(data, n, r.expected_count);
-      selection.resize(std::min(r.expected_count, n));
-      kernels::topk_abs(data, n, r.expected_count, selection.values.data(), selection.indices.data(), &workspace_);
-      return selection;
+      if (topk_override) {
+        out = topk_override(data, n, r.expected_count);
+        return;
+      }
+      out.resize(std::min(r.expected_count, n));
+      kernels::topk_abs(data, n, r.expected_count, out.values.data(), out.indices.data(), &workspace_);
+      return;
     }
     case Sparsifier::kRandomk: {
-      selection.resize(std::min(r.expected_count, n));
+      out.resize(std::min(r.expected_count, n));
       kernels::RandomkKey shared{key.seed, uint64_t(r.first_tensor), uint64_t(key.iteration)};
-      kernels::randomk(data, n, r.expected_count, shared, selection.values.data(), selection.indices.data(),
-                       &workspace_);
-      return selection;
+      kernels::randomk(data, n, r.expected_count, shared, out.values.data(), out.indices.data(), &workspace_);
+      return;
     }
     case Sparsifier::kAdtopk:
     case Sparsifier::kAdtopkI: {  // per-row selection, tensor by tensor, indices shifted into the range
       const int64_t base = layout_.offset[r.first_tensor];
+      out.resize(0);
       for (int t = r.first_tensor; t < r.end_tensor; ++t) {
         const int64_t at = layout_.offset[t] - base;
         kernels::Selection part = kernels::adtopk(data + at, layout_.shape[t], r.density);
-        for (auto index : part.indices) selection.indices.push_back(int32_t(index + at));
-        selection.values.insert(selection.values.end(), part.values.begin(), part.values.end());
+        for (auto index : part.indices) out.indices.push_back(int32_t(index + at));
+        out.values.insert(out.values.end(), part.values.begin(), part.values.end());
       }
-      return selection;
+      return;
     }
-    case Sparsifier::kDgc: selection = kernels::dgc(data, n, r.density, dgc_stream(key, r.first_tensor)).selection; break;
-    case Sparsifier::kGaussiank: selection = kernels::gaussiank(data, n, r.density).selection; break;
-    case Sparsifier::kRedsync: selection = kernels::redsync(data, n, r.density).selection; break;
-    case Sparsifier::kSidco: selection = kernels::sidco(data, n, r.density).selection; break;
+    case Sparsifier::kDgc: out = kernels::dgc(data, n, r.density, dgc_stream(key, r.first_tensor)).selection; break;
+    case Sparsifier::kGaussiank: out = kernels::gaussiank(data, n, r.density).selection; break;
+    case Sparsifier::kRedsync: out = kernels::redsync(data, n, r.density).selection; break;
+    case Sparsifier::kSidco: out = kernels::sidco(data, n, r.density).selection; break;
   }
   // Threshold methods: their count varies, unless the scheme aligns it to k.
-  return r.align_to_expected ? align_to_count(std::move(selection), data, n, r.expected_count) : selection;
+  if (r.align_to_expected) out = align_to_count(std::move(out), data, n, r.expected_count);
 }
 
 uint64_t dgc_stream(const SelectionKey& key, int first_tensor) {
@@ -100,24 +102,21 @@ void Compressor::check_request(const policy::CompressionRequest& r) const {
   }
 }
 
-kernels::Selection Compressor::compress(const policy::CompressionRequest& r, const float* grad, float* residual,
-                                        const SelectionKey& key) {
+void Compressor::compress(const policy::CompressionRequest& r, const float* grad, float* residual,
+                          const SelectionKey& key, kernels::Selection& out) {
   check_request(r);
   const int64_t base = layout_.offset[r.first_tensor];
   const float* g = grad + base;
-  if (!r.error_feedback) return select(r, g, key);
+  if (!r.error_feedback) return select(r, g, key, out);
   float* acc = residual + base;
   if (r.sparsifier == Sparsifier::kTopk && !topk_override) {  // the fused kernel: one pass over residual and gradient
-    kernels::Selection selection;
-    selection.resize(std::min(r.expected_count, r.elements));
-    kernels::ef_topk(acc, g, r.elements, r.expected_count, selection.values.data(), selection.indices.data(),
-                     &workspace_);
-    return selection;
+    out.resize(std::min(r.expected_count, r.elements));
+    kernels::ef_topk(acc, g, r.elements, r.expected_count, out.values.data(), out.indices.data(), &workspace_);
+    return;
   }
   for (int64_t i = 0; i < r.elements; ++i) acc[i] = acc[i] + g[i];
-  kernels::Selection selection = select(r, acc, key);
-  for (auto index : selection.indices) acc[index] = 0.0f;
-  return selection;
+  select(r, acc, key, out);
+  for (auto index : out.indices) acc[index] = 0.0f;
 }
 
 }  // namespace sparsefuse::runtime

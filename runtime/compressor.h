@@ -47,9 +47,18 @@ class Compressor {
   // as GRAD) first absorbs the gradient (acc = residual + grad, one fp32 add)
   // and is left holding acc minus what was sent: bit for bit, sent +
   // residual == acc on every element of the range. Throws std::logic_error
-  // when the request's element count does not match its range.
-  virtual kernels::Selection compress(const policy::CompressionRequest& request, const float* grad, float* residual,
-                                      const SelectionKey& key);
+  // when the request's element count does not match its range. The
+  // selection is written into OUT, whose capacity is reused: the engine keeps
+  // one per request slot, so a steady iteration allocates nothing for it.
+  virtual void compress(const policy::CompressionRequest& request, const float* grad, float* residual,
+                        const SelectionKey& key, kernels::Selection& out);
+  // The same, returning a new selection.
+  kernels::Selection compress(const policy::CompressionRequest& request, const float* grad, float* residual,
+                              const SelectionKey& key) {
+    kernels::Selection out;
+    compress(request, grad, residual, key, out);
+    return out;
+  }
 
  protected:
   // Throws std::logic_error when REQUEST's element count does not match its range.
@@ -57,7 +66,8 @@ class Compressor {
   const ModelLayout& layout() const { return layout_; }
 
  private:
-  kernels::Selection select(const policy::CompressionRequest& request, const float* data, const SelectionKey& key);
+  void select(const policy::CompressionRequest& request, const float* data, const SelectionKey& key,
+              kernels::Selection& out);
 
   const ModelLayout& layout_;
   kernels::TopkWorkspace workspace_;

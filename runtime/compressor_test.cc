@@ -49,6 +49,33 @@ TEST(Compressor, TopkIsTheKernelsExactTopk) {
   EXPECT_EQ(got.values, want.values);
 }
 
+// Compressing into a selection that already holds one overwrites it in its
+// own buffers (the engine keeps one per request slot) and gives what a new
+// selection would, stale entries included in nothing.
+TEST(Compressor, CompressingIntoAnOldSelectionReusesItsBuffers) {
+  ModelLayout layout = three_tensors();
+  for (auto [s, ef] : {std::pair{Sparsifier::kTopk, true}, std::pair{Sparsifier::kTopk, false},
+                       std::pair{Sparsifier::kRandomk, false}, std::pair{Sparsifier::kAdtopk, true}}) {
+    SCOPED_TRACE(policy::sparsifier_name(s));
+    Compressor c(layout);
+    std::vector<float> residual(size_t(layout.total()), 0.0f), fresh_residual = residual;
+    auto r = request(0, 3, layout, s, 0.05, ef);
+    kernels::Selection slot = c.compress(r, kernels::gaussian_gradient(layout.total(), 5, 1.0).data(),
+                                         residual.data(), {1, 0, 0});
+    fresh_residual = residual;
+    const float* values = slot.values.data();
+    const int32_t* indices = slot.indices.data();
+    const std::vector<float> g = kernels::gaussian_gradient(layout.total(), 6, 1.0);
+    c.compress(r, g.data(), residual.data(), {1, 0, 1}, slot);
+    const kernels::Selection want = Compressor(layout).compress(r, g.data(), fresh_residual.data(), {1, 0, 1});
+    EXPECT_EQ(slot.values.data(), values);
+    EXPECT_EQ(slot.indices.data(), indices);
+    EXPECT_EQ(slot.indices, want.indices);
+    EXPECT_EQ(slot.values, want.values);
+    EXPECT_EQ(residual, fresh_residual);
+  }
+}
+
 // Error feedback: over several steps, for every sparsifier, what was sent
 // plus the residual equals residual-before + gradient bit for bit, and the
 // residual is zero exactly where something was sent.

@@ -96,8 +96,8 @@ void CudaCompressor::stop_timing() {
   check(cudaEventElapsedTime(&last_ms_, start_, stop_), "cudaEventElapsedTime");
 }
 
-kernels::Selection CudaCompressor::compress(const policy::CompressionRequest& r, const float* grad, float* residual,
-                                            const SelectionKey& key) {
+void CudaCompressor::compress(const policy::CompressionRequest& r, const float* grad, float* residual,
+                              const SelectionKey& key, kernels::Selection& out) {
   check_request(r);
   const int64_t base = layout().offset[r.first_tensor], n = r.elements;
   const bool fused = r.error_feedback && r.sparsifier == Sparsifier::kTopk;
@@ -136,7 +136,7 @@ kernels::Selection CudaCompressor::compress(const policy::CompressionRequest& r,
   if (r.error_feedback && !fused) {
     for (auto index : selection.indices) acc[index] = 0.0f;
   }
-  return selection;
+  out = std::move(selection);
 }
 
 int64_t CudaCompressor::compress_resident(const policy::CompressionRequest& r, float* grad, float* residual,

@@ -29,8 +29,9 @@ class CudaCompressor : public Compressor {
   CudaCompressor(const CudaCompressor&) = delete;
   CudaCompressor& operator=(const CudaCompressor&) = delete;
 
-  kernels::Selection compress(const policy::CompressionRequest& request, const float* grad, float* residual,
-                              const SelectionKey& key) override;
+  using Compressor::compress;
+  void compress(const policy::CompressionRequest& request, const float* grad, float* residual,
+                const SelectionKey& key, kernels::Selection& out) override;
 
   // The device-resident path (runtime/resident_payloads.h): GRAD and
   // RESIDUAL are the whole model's flat arrays in device memory. Selects as

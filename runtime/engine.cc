@@ -55,7 +55,7 @@ RankEngine::RankEngine(const policy::GradientModel& model, const ModelLayout& la
     }
   }
   if (plane_ && scheduled_) throw std::logic_error("a payload plane runs no launch scheduler (resident_refusal)");
-  selections_.reserve(size_t(layout.tensors()));  // at most one per tensor: never reallocated
+  selections_.resize(size_t(layout.tensors()));
   offload_jobs_.reserve(size_t(layout.tensors()));
 }
 
@@ -116,12 +116,13 @@ TimeNs RankEngine::compress_agreed(const policy::CompressionRequest& r) {
 }
 
 int RankEngine::reserve_range(int first, int end) {
-  const int id = int(selections_.size());
+  const int id = used_selections_++;
   for (int t = first; t < end; ++t) {
     if (compressed_by_[t] >= 0) throw std::logic_error(fmt::format("tensor {} compressed twice in one iteration", t));
     compressed_by_[t] = id;
   }
-  selections_.push_back({first, end, {}});
+  selections_[size_t(id)].first = first;  // its selection's buffers are kept from the last iteration
+  selections_[size_t(id)].end = end;
   offload_jobs_.push_back(0);
   return id;
 }
@@ -132,7 +133,7 @@ int RankEngine::reserve_selection(const policy::CompressionRequest& r) {
 }
 
 void RankEngine::run_selection(Compressor& compressor, const policy::CompressionRequest& r, RangeSelection& slot) {
-  slot.selection = compressor.compress(r, gradient_.data(), residual_.data(), {config_.seed, comm_.rank(), iteration_});
+  compressor.compress(r, gradient_.data(), residual_.data(), {config_.seed, comm_.rank(), iteration_}, slot.selection);
   write_sent(slot);
 }
 
@@ -345,7 +346,7 @@ void RankEngine::begin_iteration(int iteration) {
   forget_sums();
   iteration_ = iteration;
   std::fill(compressed_by_.begin(), compressed_by_.end(), -1);
-  selections_.clear();
+  used_selections_ = 0;
   offload_jobs_.clear();
   requests_.clear();
   // Reversed, so that flush #k takes last iteration's flush #k exchange

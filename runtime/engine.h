@@ -175,6 +175,8 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   void average_into(int tensor, float* out) const;
   const std::vector<policy::CompressionRequest>& requests() const { return requests_; }
   const std::vector<std::unique_ptr<BucketExchange>>& exchanges() const { return exchanges_; }
+  // Selection slots, kept across iterations; this iteration's are the first ones, in request order.
+  const std::vector<RangeSelection>& selections() const { return selections_; }
   const std::vector<bool>& synchronized() const { return synchronized_; }  // per tensor, by some bucket
   const std::vector<float>& residual() const { return residual_; }  // error feedback, after the iteration
   // For re-planning (runtime/replanner.h): per tensor, when it became ready
@@ -275,7 +277,11 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   std::function<void(int)> settle_;
   std::vector<float> scratch_;  // the communication thread's, for partly carried allgather ranges
   std::vector<int> compressed_by_;
-  std::vector<RangeSelection> selections_;  // reserved for every tensor: offload jobs hold pointers into it
+  // One slot per tensor, kept across iterations so that a selection reuses
+  // its buffers; the first used_selections_ are this iteration's. Offload
+  // jobs hold pointers into it.
+  std::vector<RangeSelection> selections_;
+  int used_selections_ = 0;
   std::vector<uint64_t> offload_jobs_;     // per selection: its OffloadPool job, 0 when it ran inline
   OkTopkThresholds oktopk_;
   std::vector<policy::CompressionRequest> requests_;

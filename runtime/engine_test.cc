@@ -202,12 +202,13 @@ TEST(RankEngine, DenseSumsAreAveragedWhereTheyAreRead) {
 // decompressed by the communication thread as soon as its collective is
 // done, so with backward still going on nothing is left to decompress after
 // it (the simulator's overlap); the next iteration reuses the exchanges.
-TEST(RankEngine, DecompressesDuringBackwardAndReusesExchanges) {
+TEST(RankEngine, DecompressesDuringBackwardAndReusesExchangesAndSelections) {
   auto comm = loopback();
   TinyEngine tiny3("topk-layerwise", *comm);
   RankEngine& engine = tiny3.engine;
   const ModelLayout& layout = tiny3.layout;
   std::vector<const BucketExchange*> first;
+  const float* first_selection = nullptr;
   for (int it = 0; it < 2; ++it) {
     engine.begin_iteration(it);
     engine.backward_started();
@@ -225,9 +226,13 @@ TEST(RankEngine, DecompressesDuringBackwardAndReusesExchanges) {
       EXPECT_EQ(x->decompression_ns, x->decompressed - x->finished);
     }
     EXPECT_LT(times.compression, std::chrono::nanoseconds(std::chrono::milliseconds(50)).count());
+    const std::vector<float>& sent = engine.selections().front().selection.values;
+    ASSERT_EQ(sent.size(), 25u);
     if (it == 0) {
       for (const auto& x : engine.exchanges()) first.push_back(x.get());
+      first_selection = sent.data();
     } else {
+      EXPECT_EQ(sent.data(), first_selection) << "the selection was reallocated";
       std::vector<const BucketExchange*> second;
       for (const auto& x : engine.exchanges()) second.push_back(x.get());
       std::sort(first.begin(), first.end());
