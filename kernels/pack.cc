@@ -59,6 +59,12 @@ Selection pack(const float* buffer, const std::vector<int64_t>& offsets,
   return s;
 }
 
+void pack_dense(const float* buffer, int64_t n, float* out_values, int32_t* out_indices) {
+  check_size("pack_dense", n);
+  std::copy(buffer, buffer + n, out_values);
+  for (int64_t j = 0; j < n; ++j) out_indices[j] = static_cast<int32_t>(j);
+}
+
 void unpack(const float* values, const int32_t* indices, const std::vector<int64_t>& counts,
             int64_t n, float* dense) {
   check_size("unpack", n);

@@ -26,6 +26,13 @@ int64_t pack(const float* buffer, const std::vector<int64_t>& offsets, const int
 Selection pack(const float* buffer, const std::vector<int64_t>& offsets,
                const int32_t* local_indices, const std::vector<int64_t>& counts);
 
+// pack_dense: every element of buffer[0..n) as a pair, in order:
+// out_values[j] = buffer[j], out_indices[j] = j. What pack gives when every
+// tensor's count is its size and its local indices are 0, 1, ..., without
+// an index list to build or read. Throws std::invalid_argument for n outside
+// [0, 2^31 - 1].
+void pack_dense(const float* buffer, int64_t n, float* out_values, int32_t* out_indices);
+
 // Validation shared by the CPU and CUDA pack/unpack. check_pack_layout throws
 // std::invalid_argument for a malformed layout (sizes, bounds, decreasing
 // offsets, negative counts) and returns sum(counts); total_count throws for a

@@ -34,6 +34,24 @@ TEST(Pack, RejectsBadInput) {
   EXPECT_THROW(pack(buf.data(), {0, 4, 2}, local.data(), {0, 0}), std::invalid_argument);
 }
 
+// pack_dense is pack with every count at its tensor's size and local
+// indices 0, 1, ...: the same pairs, bit for bit.
+TEST(Pack, DenseIsPackOfEveryElement) {
+  const std::vector<float> buf = gaussian_gradient(1000, 3, 1.0);
+  const std::vector<int64_t> offsets{0, 300, 300, 1000};
+  std::vector<int32_t> local;
+  for (int32_t j = 0; j < 300; ++j) local.push_back(j);
+  for (int32_t j = 0; j < 700; ++j) local.push_back(j);
+  const Selection want = pack(buf.data(), offsets, local.data(), {300, 0, 700});
+  Selection got;
+  got.resize(1000);
+  pack_dense(buf.data(), 1000, got.values.data(), got.indices.data());
+  EXPECT_EQ(got.indices, want.indices);
+  EXPECT_EQ(got.values, want.values);
+  pack_dense(buf.data(), 0, got.values.data(), got.indices.data());  // nothing to write
+  EXPECT_THROW(pack_dense(buf.data(), -1, got.values.data(), got.indices.data()), std::invalid_argument);
+}
+
 TEST(PackUnpack, RoundTripUnequalCounts) {
   // P = 3 workers each compress the same fusion layout (tensors of 1000, 37,
   // 500 elements) with their own gradients and different k per tensor, pack,

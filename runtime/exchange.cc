@@ -119,6 +119,15 @@ int64_t BucketExchange::bytes_sent() const {
   return sent_count * (values_only ? 4 : 8);
 }
 
+// Whether EXCHANGE sends every element of its range, uncompressed, as pairs
+// (ADTopk's and the selective schemes' dense tensors in an allgather).
+static bool every_element_as_a_pair(const BucketExchange& x) {
+  for (const Segment& s : x.segments) {
+    if (!s.included || s.selection >= 0) return false;
+  }
+  return true;
+}
+
 void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
                   const std::vector<RangeSelection>& selections) {
   const int64_t base = layout.offset[x.bucket.first_tensor];
@@ -142,6 +151,13 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
     return;
   }
   const int64_t total = pack_layout(x, layout, [&](int id) { return int64_t(selections[id].selection.size()); });
+  x.sent_count = total;
+  x.values.resize(size_t(total));
+  x.indices.resize(size_t(total));
+  if (every_element_as_a_pair(x)) {  // no index list to build and read: copy and count
+    kernels::pack_dense(send + base, total, x.values.data(), x.indices.data());
+    return;
+  }
   std::vector<int32_t>& local = x.pack_local;
   local.clear();
   for (const Segment& s : x.segments) {
@@ -155,9 +171,6 @@ void fill_payload(BucketExchange& x, const ModelLayout& layout, float* send,
       std::iota(local.begin() + std::ptrdiff_t(at), local.end(), 0);
     }
   }
-  x.sent_count = total;
-  x.values.resize(size_t(total));
-  x.indices.resize(size_t(total));
   kernels::pack(send + base, x.pack_offsets, local.data(), x.pack_counts, x.values.data(), x.indices.data());
 }
 
