@@ -30,7 +30,8 @@
 //            are skipped, and a (row, elements) already measured is not measured twice.
 //   pack:    a fusion buffer of n elements split into 4 equal tensors, each with
 //            k/4 selected local indices (ascending, evenly spaced); also at
-//            density 1 (every element packed: a bucket sent dense as pairs).
+//            density 1 (a bucket sent dense as pairs: pack_dense, as the
+//            runtime packs one, on the cpu; the index-list pack on a GPU).
 //   ef_topk: residual + gradient, k as for topk. With working_set_bytes > 0
 //            the calls cycle through copies of the residual filling it (the
 //            state error feedback keeps between iterations meets the kernel
@@ -47,7 +48,9 @@
 //            that many bytes (caches, TLB and the kernel's own workspace as a
 //            layer's backward leaves them) and a fresh copy into the gradient
 //            (the runtime copies each gradient in just before compressing it);
-//            the median of max(9, 3 x repetitions) such calls. What a call
+//            pack's payload and local indices, which a bucket writes once an
+//            iteration, are also flushed from every cache level first; the
+//            median of max(9, 3 x repetitions) such calls. What a call
 //            costs above the hot curve there is its entry cost after compute
 //            (docs/simulator-model.md, "Calls after compute").
 //   unpack:  P workers (default 8) each sending k distinct ascending indices

@@ -73,8 +73,11 @@ TEST(CommInterference, KernelBesideSideStreamAndCollective) {
   config.side_stream_contention = 0.25;
   model::CompressionCost cost(config, "", "");
   FlushRecord record;
-  const std::vector<int64_t> tensor_elements = {1}, tensor_rows = {0};
-  WorkerExecutor executor(cost, tensor_elements, tensor_rows, 1, record);
+  policy::GradientModel model;
+  model.names = {"t"};
+  model.elements = {1};
+  model.row_length = {0};
+  WorkerExecutor executor(cost, model, 1, record);
   WorkerStreams s;
   s.side_free = 1000;
   executor.bind(0, 0, s, true);

@@ -87,7 +87,7 @@ Simulation::Simulation(const model::Scenario& scenario, Timeline* timeline)
       forward_plan_(plan_.scheme().forward_plan()),
       variability_(scenario.variability, scenario.workers, scenario.seed),
       collective_stage_(scenario, plan_, *contention_),
-      executor_(plan_.compression, plan_.model.elements, plan_.model.row_length, scenario.seed, record_),
+      executor_(plan_.compression, plan_.model, scenario.seed, record_),
       backward_(scenario, plan_, coordinator_.get(), policies_),
       replanner_(plan_.scheme(), scenario.workers),
       recorder_(scenario.workers, timeline),

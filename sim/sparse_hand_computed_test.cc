@@ -13,8 +13,8 @@ namespace sparsefuse::sim {
 namespace {
 
 model::RunResult run_tiny(Json scheme, int workers = 2, const char* profile = "tests/data/profile-unit.json",
-                          const char* calls = "hot") {
-  Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
+                          const char* calls = "hot", const char* trace = "tests/data/tiny3.json") {
+  Json doc = {{"model", {{"trace", trace}}},
               {"workers", workers},
               {"warmup_iterations", 0},
               {"iterations", 1},
@@ -148,6 +148,23 @@ TEST(SparseHandComputed, CallsAfterComputePayTheirEntryCost) {
   for (const auto& b : unmeasured.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
   EXPECT_NE(unmeasured.compression_costs.find("it measured none, every call charged hot"), std::string::npos)
       << unmeasured.compression_costs;
+}
+
+// A module's second parameter follows its first one's compression, not a
+// backward step: tiny3-modules names a and b m.weight and m.bias. Per
+// tensor, m.weight and n.weight pay the entry excess (3750 ns as above);
+// m.bias is charged its hot 1000 ns plus packing 500 + 250 (the payload's
+// own entry stays: its buffer is the bucket's, not the kernel's): 1750 ns.
+TEST(SparseHandComputed, AModulesSecondParameterFollowsTheFirstsCompression) {
+  const char* profile = "tests/data/profile-unit-after-compute.json";
+  model::RunResult r = run_tiny(layerwise("fixed-k"), 2, profile, "after-compute", "tests/data/tiny3-modules.json");
+  ASSERT_EQ(r.buckets.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.buckets[0].compression_s, 3750e-9);
+  EXPECT_DOUBLE_EQ(r.buckets[1].compression_s, 1750e-9);
+  EXPECT_DOUBLE_EQ(r.buckets[2].compression_s, 3750e-9);
+  // Names without a module (tiny3's a, b, c): every tensor follows compute.
+  model::RunResult unnamed = run_tiny(layerwise("fixed-k"), 2, profile, "after-compute");
+  for (const auto& b : unnamed.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 3750e-9);
 }
 
 // ADTopk on tensor b ([10, 25]: rows of 25) with tests/data/profile-unit-adtopk-rows.json

@@ -10,6 +10,7 @@
 
 #include "common/time.h"
 #include "policy/compression.h"
+#include "policy/gradient_model.h"
 #include "model/compression_cost.h"
 
 namespace sparsefuse::sim {
@@ -42,12 +43,11 @@ double first_uniform(uint64_t seed);
 
 class WorkerExecutor : public policy::WorkerContext {
  public:
-  // TENSOR_ELEMENTS: each gradient tensor's size, in ready order (the
-  // cold share of a request, cold_fraction below); TENSOR_ROWS: its ADTopk
-  // row length (policy::GradientModel::row_length).
-  WorkerExecutor(const model::CompressionCost& cost, const std::vector<int64_t>& tensor_elements,
-                 const std::vector<int64_t>& tensor_rows, uint64_t seed, FlushRecord& record)
-      : cost_(cost), tensor_elements_(tensor_elements), tensor_rows_(tensor_rows), seed_(seed), record_(record) {}
+  // MODEL: the gradient tensors in ready order, their sizes (the cold share
+  // of a request, cold_fraction below), ADTopk row lengths and names (which
+  // module made each one ready, follows_compute below).
+  WorkerExecutor(const model::CompressionCost& cost, const policy::GradientModel& model, uint64_t seed,
+                 FlushRecord& record);
 
   // Binds to worker W's streams for iteration IT; FIRST marks the reference worker.
   void bind(int w, int it, WorkerStreams& streams, bool first);
@@ -83,6 +83,10 @@ class WorkerExecutor : public policy::WorkerContext {
   // COLD (cold_fraction) included; ADTopk tensor by tensor at its row length,
   // each but the last cold, where the profile measured rows.
   TimeNs selection_ns(const policy::CompressionRequest& request, double cold) const;
+  // Whether an inline request meets the caches as a backward step left them
+  // (the profile's after-compute excess is charged) rather than as the
+  // inline compression just before it did (docs/simulator-model.md#calls-after-compute).
+  bool follows_compute(const policy::CompressionRequest& request) const;
   // Compression work of DURATION on the compute stream once READY: it
   // delays backward and counts as inline compression. Returns its end.
   TimeNs run_inline(TimeNs ready, TimeNs duration);
@@ -91,6 +95,9 @@ class WorkerExecutor : public policy::WorkerContext {
   const model::CompressionCost& cost_;
   const std::vector<int64_t>& tensor_elements_;
   const std::vector<int64_t>& tensor_rows_;
+  // Per tensor: made ready by the same module's backward step as the tensor
+  // before it (a layer's bias after its weight).
+  std::vector<bool> same_module_as_previous_;
   uint64_t seed_;
   FlushRecord& record_;
   WorkerStreams* streams_ = nullptr;
@@ -98,6 +105,7 @@ class WorkerExecutor : public policy::WorkerContext {
   bool first_ = true;
   size_t flushes_ = 0;
   TimeNs pending_compression_ = 0;
+  int last_inline_end_ = -1;  // end tensor of this iteration's last inline request
   const std::vector<Interval>* in_flight_ = nullptr;
   double comm_slowdown_ = 1;
   size_t next_in_flight_ = 0;  // the first interval not over at the compute clock
