@@ -39,9 +39,11 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Fewer repetitions for larger calls, but three at least (up to BASE): with
+// one or two the median is one call, which a neighbour's burst decides.
 int reps_for(int64_t n, int base) {
   const double scale = std::sqrt(std::min(1.0, 1e6 / static_cast<double>(n)));
-  return std::max(1, static_cast<int>(std::lround(base * scale)));
+  return std::max(std::min(base, 3), static_cast<int>(std::lround(base * scale)));
 }
 
 // CPU timing: each repetition loops the call until >= 2 ms have passed and
@@ -281,6 +283,7 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
           const int64_t elements = row > 0 ? n / row * row : n;  // ADTopk: (n / row) whole rows
           if (row > 0 && (elements == 0 || !adtopk_taken.emplace(row, elements, d).second)) continue;
           auto point = [&](Condition c) {
+            if (o.before_point) o.before_point();
             json p = {{"elements", elements}, {"density", d}, {"time_us", measure(name, d, row, c)}};
             if (row > 0) p["row"] = row;
             return p;

@@ -55,7 +55,7 @@
 //            (docs/simulator-model.md, "Calls after compute").
 //   unpack:  P workers (default 8) each sending k distinct ascending indices
 //            (evenly spaced, shifted by rank); per-rank counts (the correct receiver).
-// Repetitions shrink with size (reps * sqrt(1e6 / n), at least 1) and small calls
+// Repetitions shrink with size (reps * sqrt(1e6 / n), at least min(reps, 3)) and small calls
 // are looped to >= 2 ms per repetition, so the default CPU run stays well under a
 // minute on a 2-core machine.
 #pragma once
@@ -63,6 +63,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,10 @@ struct ProfileOptions {
                                        // and adds compression_cold (gradients likewise)
   int64_t after_compute_evict_bytes = 0;  // cpu: > 0 adds compression_after_compute, each call
                                           // alone after sweeping this many bytes
+  // Called before each measured point (kernel, density, row, condition):
+  // profile-kernels --processes makes it a barrier across the processes,
+  // so that they all time the same call at the same time. Empty: nothing.
+  std::function<void()> before_point;
 };
 
 // ADTopk's row lengths (dimension 1 of a tensor: a convolution's input

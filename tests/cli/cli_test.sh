@@ -112,6 +112,8 @@ expect_error 2 "expected cpu or cuda" -- profile-kernels --device tpu
 [[ $(grep -c '"elements": 3000' "$tmp/ws.json") -eq 8 ]] || fail "profile-kernels --sizes 3000: expected 4 topk rows, hot and cold"
 expect_error 2 "working set outside" -- profile-kernels --working-set -5
 expect_error 2 'unknown kernel "nope"' -- profile-kernels --kernels nope
+expect_error 2 "expected 1 to 64, got 0" -- profile-kernels --processes 0
+expect_error 2 "need --out for their profiles" -- profile-kernels --processes 2 --sizes 1000
 
 if ((failures)); then echo "$failures check(s) failed"; exit 1; fi
 echo "all CLI checks passed"

@@ -1,3 +1,7 @@
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -10,8 +14,68 @@
 #include "kernels/profiler.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
+#include "tools/cli/process_barrier.h"
 
 namespace sparsefuse::cli {
+namespace {
+
+// The longest one process waits at a point for the others: far more than
+// any single point takes (the largest, 1e8 elements on the cpu, about 10 s).
+constexpr std::chrono::minutes kPointTimeout{10};
+
+// A forked process's profile, written to PATH; abandons the barrier if it
+// fails, so that the others stop. Returns the exit status.
+int profile_in_child(const kernels::ProfileOptions& o, ProcessBarrier& barrier, const std::string& path) {
+  try {
+    const kernels::ProfileRun run = kernels::run_profile(o);
+    write_file_atomically(path, run.profile.dump(2) + "\n");
+    return 0;
+  } catch (const std::exception& e) {
+    barrier.abandon();
+    std::cerr << "sparsefuse profile-kernels (" << path << "): " << e.what() << "\n";
+    return 1;
+  }
+}
+
+// PROCESSES processes measure every point at the same time (a barrier before
+// each), as ranks compress in training: this one (rank 0) and PROCESSES - 1
+// forked ones, which write OUT.rankR.json. Rank 0's profile is returned once
+// every other process has written its own; any failure throws.
+kernels::ProfileRun profile_together(kernels::ProfileOptions o, int processes, const std::string& out) {
+  ProcessBarrier barrier(processes, kPointTimeout);
+  o.before_point = [&barrier] { barrier.wait(); };
+  std::fflush(stdout);  // nothing buffered is written twice by the children
+  std::fflush(stderr);
+  std::vector<pid_t> children;
+  for (int r = 1; r < processes; ++r) {
+    const pid_t pid = fork();
+    if (pid < 0) {
+      barrier.abandon();
+      throw std::runtime_error("profile-kernels --processes: fork failed");
+    }
+    if (pid == 0) _exit(profile_in_child(o, barrier, out + ".rank" + std::to_string(r) + ".json"));
+    children.push_back(pid);
+  }
+  kernels::ProfileRun run;
+  std::string failure;
+  try {
+    run = kernels::run_profile(o);
+  } catch (const std::exception& e) {
+    barrier.abandon();
+    failure = e.what();
+  }
+  for (size_t i = 0; i < children.size(); ++i) {
+    int status = 0;
+    waitpid(children[i], &status, 0);
+    if ((!WIFEXITED(status) || WEXITSTATUS(status) != 0) && failure.empty()) {
+      failure = "process " + std::to_string(i + 1) + " of " + std::to_string(processes) + " failed";
+    }
+  }
+  if (!failure.empty()) throw std::runtime_error("profile-kernels --processes: " + failure);
+  return run;
+}
+
+}  // namespace
 
 int run_profile_kernels(const Args& args) {
   po::options_description options("sparsefuse profile-kernels options");
@@ -28,11 +92,15 @@ int run_profile_kernels(const Args& args) {
        "also measures every kernel on gradient copies filling it (compression_cold: a fused buffer's older tensors)")
       ("after-compute", po::value<int64_t>()->default_value(0),
        "cpu: also time every kernel at sizes <= 1e5 as training calls it, each call alone after a sweep of B bytes "
-       "(compression_after_compute: what a call costs right after a layer's backward; e.g. 8388608)");
+       "(compression_after_compute: what a call costs right after a layer's backward; e.g. 8388608)")
+      ("processes", po::value<int>()->default_value(1),
+       "cpu: measure in P processes at once, every point timed by all of them together (a barrier before each), "
+       "as P ranks compress side by side; needs --out: this process's profile goes there, the others' to "
+       "OUT.rankR.json");
   po::positional_options_description none;
   po::variables_map vm;
   if (!parse_command_line(args, "usage: sparsefuse profile-kernels --device cpu|cuda [--out profiles/NAME.json] [--sizes N...] [--kernels K...]\n"
-                                "       [--working-set B] [--after-compute B]\n\n"
+                                "       [--working-set B] [--after-compute B] [--processes P]\n\n"
                                 "Measures every compression kernel over sizes and densities, prints a table (time,\n"
                                 "GB/s, ratio to the memory floor) and writes cost curves the simulator reads\n"
                                 "(scenario key compression.profile or compression.cpu_profile).",
@@ -61,7 +129,13 @@ int run_profile_kernels(const Args& args) {
   if (o.device == "cuda" && !kernels::cuda::device_available(&reason)) {
     throw InputError("--device cuda", "", "no usable CUDA device here (" + reason + ")");
   }
-  kernels::ProfileRun run = kernels::run_profile(o);
+  const int processes = vm["processes"].as<int>();
+  if (processes < 1 || processes > 64) throw InputError("--processes", "", "expected 1 to 64, got " + std::to_string(processes));
+  if (processes > 1 && (o.device != "cpu" || !vm.count("out"))) {
+    throw InputError("--processes", "", "several processes profile the cpu and need --out for their profiles");
+  }
+  const kernels::ProfileRun run =
+      processes > 1 ? profile_together(o, processes, vm["out"].as<std::string>()) : kernels::run_profile(o);
   kernels::print_profile_table(run, stdout);
   std::fflush(stdout);
   if (vm.count("out")) {
