@@ -1,7 +1,11 @@
 #include "tools/cli/options.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
+
+#include <fmt/format.h>
 
 #include "common/input_error.h"
 
@@ -31,6 +35,18 @@ void prepare_output_directory(const std::string& option, const std::string& dir)
 
 void print_notes(const model::Scenario& scenario) {
   for (const auto& note : scenario.notes) std::cerr << "note: " << note << "\n";
+}
+
+std::string unwritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return "it is a directory";
+  fs::path dir = fs::path(path).parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) return fmt::format("{} is not a directory", dir.string());
+  if (::access(dir.c_str(), W_OK) != 0) return fmt::format("{} is not writable", dir.string());
+  return "";
 }
 
 }  // namespace sparsefuse::cli

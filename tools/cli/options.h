@@ -23,6 +23,13 @@ bool parse_command_line(const std::vector<std::string>& args, const std::string&
 // named by OPTION.
 void prepare_output_directory(const std::string& option, const std::string& dir);
 
+// Why write_file_atomically could not create PATH ("" when it could): PATH
+// must not be a directory, and its nearest existing ancestor must be a
+// writable directory (write_file_atomically creates the missing ones). For
+// checking an output file up front, so that a long measurement is not lost
+// at the end.
+std::string unwritable(const std::string& path);
+
 // Prints the scenario's notes (inert settings, scheme knobs carried over or
 // dropped) to stderr, one "note:" line each.
 void print_notes(const model::Scenario& scenario);

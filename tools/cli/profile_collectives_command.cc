@@ -30,22 +30,6 @@ namespace {
 
 [[noreturn]] void die(const std::string& message) { die_now("profile-collectives", message); }
 
-// Why write_file_atomically could not create PATH ("" when it could): PATH
-// must not be a directory, and its nearest existing ancestor must be a
-// writable directory (write_file_atomically creates the missing ones). Checked
-// up front so that a long measurement is not lost at the end.
-std::string unwritable(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return "it is a directory";
-  fs::path dir = fs::path(path).parent_path();
-  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.parent_path()) dir = dir.parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec)) return fmt::format("{} is not a directory", dir.string());
-  if (::access(dir.c_str(), W_OK) != 0) return fmt::format("{} is not writable", dir.string());
-  return "";
-}
-
 // Only rank 0 writes, so its file system decides; every rank learns whether
 // it refused (the problem text itself only on rank 0; elsewhere "refused").
 std::string out_problem_on_rank0(runtime::CommThread& comm, const std::string& out, std::chrono::milliseconds timeout) {

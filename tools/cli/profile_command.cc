@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -20,8 +21,10 @@ namespace sparsefuse::cli {
 namespace {
 
 // The longest one process waits at a point for the others: far more than
-// any single point takes (the largest, 1e8 elements on the cpu, about 10 s).
+// any single point takes (seconds at 1e8 elements).
 constexpr std::chrono::minutes kPointTimeout{10};
+
+std::string rank_path(const std::string& out, int rank) { return out + ".rank" + std::to_string(rank) + ".json"; }
 
 // A forked process's profile, written to PATH; abandons the barrier if it
 // fails, so that the others stop. Returns the exit status.
@@ -53,7 +56,7 @@ kernels::ProfileRun profile_together(kernels::ProfileOptions o, int processes, c
       barrier.abandon();
       throw std::runtime_error("profile-kernels --processes: fork failed");
     }
-    if (pid == 0) _exit(profile_in_child(o, barrier, out + ".rank" + std::to_string(r) + ".json"));
+    if (pid == 0) _exit(profile_in_child(o, barrier, rank_path(out, r)));
     children.push_back(pid);
   }
   kernels::ProfileRun run;
@@ -71,7 +74,10 @@ kernels::ProfileRun profile_together(kernels::ProfileOptions o, int processes, c
       failure = "process " + std::to_string(i + 1) + " of " + std::to_string(processes) + " failed";
     }
   }
-  if (!failure.empty()) throw std::runtime_error("profile-kernels --processes: " + failure);
+  if (!failure.empty()) {
+    for (int r = 1; r < processes; ++r) std::remove(rank_path(out, r).c_str());  // no partial set of profiles
+    throw std::runtime_error("profile-kernels --processes: " + failure);
+  }
   return run;
 }
 
@@ -128,6 +134,11 @@ int run_profile_kernels(const Args& args) {
   std::string reason;
   if (o.device == "cuda" && !kernels::cuda::device_available(&reason)) {
     throw InputError("--device cuda", "", "no usable CUDA device here (" + reason + ")");
+  }
+  if (vm.count("out")) {
+    if (const std::string problem = unwritable(vm["out"].as<std::string>()); !problem.empty()) {
+      throw InputError("--out", vm["out"].as<std::string>(), "cannot write the profile there: " + problem);
+    }
   }
   const int processes = vm["processes"].as<int>();
   if (processes < 1 || processes > 64) throw InputError("--processes", "", "expected 1 to 64, got " + std::to_string(processes));
