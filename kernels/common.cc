@@ -3,6 +3,10 @@
 #include <cmath>
 #include <cstdio>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace sparsefuse::kernels {
 namespace {
 
@@ -66,6 +70,25 @@ int64_t first_nonfinite(const float* g, int64_t n) {
 void require_finite(const char* kernel, const float* g, int64_t n) {
   const int64_t bad = first_nonfinite(g, n);
   if (bad >= 0) throw NonFiniteError(kernel, bad, g[bad]);
+}
+
+void flush_from_caches(const void* p, size_t bytes) {
+  constexpr uintptr_t kLine = 64;
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
+  for (uintptr_t line = reinterpret_cast<uintptr_t>(p) & ~(kLine - 1); line < end; line += kLine) {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_clflush(reinterpret_cast<const void*>(line));
+#elif defined(__aarch64__)
+    asm volatile("dc civac, %0" : : "r"(line) : "memory");
+#else
+#error "flush_from_caches: no cache-line flush for this architecture"
+#endif
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_mfence();
+#elif defined(__aarch64__)
+  asm volatile("dsb ish" : : : "memory");
+#endif
 }
 
 }  // namespace sparsefuse::kernels

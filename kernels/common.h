@@ -16,6 +16,7 @@
 //    through unchanged and do not inspect them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -64,6 +65,13 @@ inline constexpr uint32_t kNonFiniteKey = 0x7F800000u;
 // Argument checks shared by the kernels: throw std::invalid_argument naming
 // the kernel and the argument.
 void check_size(const char* kernel, int64_t n);
+
+// Writes back and drops every cache line of [P, P + BYTES) from every level
+// of the hierarchy (clflush on x86, dc civac on Arm): what a whole iteration
+// of other traffic does to a buffer written once an iteration, without
+// sweeping hundreds of MiB (which would disturb other processes measured
+// beside this one). For the profiler and the runtime's benchmarks.
+void flush_from_caches(const void* p, size_t bytes);
 void check_count(const char* kernel, int64_t k);
 void check_density(const char* kernel, double rho);
 

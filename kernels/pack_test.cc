@@ -52,6 +52,16 @@ TEST(Pack, DenseIsPackOfEveryElement) {
   EXPECT_THROW(pack_dense(buf.data(), -1, got.values.data(), got.indices.data()), std::invalid_argument);
 }
 
+// Flushing a buffer from the caches writes it back: its contents are kept
+// (unaligned ends and an empty range included).
+TEST(FlushFromCaches, KeepsTheData) {
+  std::vector<float> data = gaussian_gradient(1000, 9, 1.0);
+  const std::vector<float> before = data;
+  flush_from_caches(data.data() + 3, 997 * sizeof(float) - 5);
+  flush_from_caches(data.data(), 0);
+  EXPECT_EQ(data, before);
+}
+
 TEST(PackUnpack, RoundTripUnequalCounts) {
   // P = 3 workers each compress the same fusion layout (tensors of 1000, 37,
   // 500 elements) with their own gradients and different k per tensor, pack,

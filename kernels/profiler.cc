@@ -21,10 +21,6 @@
 #include "kernels/synthetic.h"
 #include "kernels/topk.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace sparsefuse::kernels {
 namespace {
 
@@ -85,29 +81,6 @@ double time_after_compute_us(const std::function<void()>& fn, const std::functio
 // evicted, and the TLB filled with its pages.
 void sweep(std::vector<uint64_t>& buffer) {
   for (size_t i = 0; i < buffer.size(); i += 8) buffer[i] += 1;
-}
-
-// Writes back and drops every cache line of [P, P + BYTES) from every level
-// of the hierarchy: what a whole iteration of other traffic does to a buffer
-// written once an iteration, without sweeping hundreds of MiB (which would
-// disturb the other processes profiled beside this one).
-void flush_from_caches(const void* p, size_t bytes) {
-  constexpr uintptr_t kLine = 64;
-  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
-  for (uintptr_t line = reinterpret_cast<uintptr_t>(p) & ~(kLine - 1); line < end; line += kLine) {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_clflush(reinterpret_cast<const void*>(line));
-#elif defined(__aarch64__)
-    asm volatile("dc civac, %0" : : "r"(line) : "memory");
-#else
-#error "flush_from_caches: no cache-line flush for this architecture"
-#endif
-  }
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_mfence();
-#elif defined(__aarch64__)
-  asm volatile("dsb ish" : : : "memory");
-#endif
 }
 
 double time_cuda_us(const std::function<void()>& fn, int reps) {
