@@ -74,7 +74,7 @@ CostCurve CostCurve::scaled_above_floor(double factor) const {
 
 CompressionConfig CompressionConfig::parse(const JsonNode& node) {
   node.check_keys({"density", "sparsifier", "profile", "cpu_profile", "gpu_memory_gbytes_per_s",
-                   "pcie_gbytes_per_s", "cpu_threads", "side_stream_contention", "calls"});
+                   "pcie_gbytes_per_s", "cpu_threads", "side_stream_contention", "calls", "flush_bookkeeping_us"});
   CompressionConfig c;
   c.density = node.get_number("density", c.density, 0, 1, /*min_exclusive=*/true);
   if (auto s = node.optional_child("sparsifier")) {
@@ -92,6 +92,7 @@ CompressionConfig CompressionConfig::parse(const JsonNode& node) {
   c.pcie_gbytes_per_s = node.get_number("pcie_gbytes_per_s", c.pcie_gbytes_per_s, 0, 1e6, true);
   c.cpu_threads = int(node.get_int("cpu_threads", c.cpu_threads, 1, 4096));
   c.side_stream_contention = node.get_number("side_stream_contention", c.side_stream_contention, 0, 100);
+  c.flush_bookkeeping_us = node.get_number("flush_bookkeeping_us", c.flush_bookkeeping_us, 0, 1e6);
   if (auto calls = node.optional_child("calls")) {
     const std::string value = calls->as_string();
     if (value != "hot" && value != "after-compute") {
@@ -112,6 +113,7 @@ Json CompressionConfig::to_json() const {
             {"side_stream_contention", side_stream_contention},
             {"calls", calls_after_compute ? "after-compute" : "hot"}};
   if (!sparsifier.empty()) j["sparsifier"] = sparsifier;
+  if (flush_bookkeeping_us > 0) j["flush_bookkeeping_us"] = flush_bookkeeping_us;
   return j;
 }
 
@@ -383,6 +385,8 @@ TimeNs CompressionCost::pack_entry_ns(int64_t elements, int64_t pairs) const {
   if (!config_.calls_after_compute || after_.pack.empty() || hot_.pack.empty() || elements <= 0 || pairs <= 0) return 0;
   return us_to_ns(entry_excess_us(after_.pack, hot_.pack, elements, pair_density(elements, pairs)));
 }
+
+TimeNs CompressionCost::flush_bookkeeping_ns() const { return us_to_ns(config_.flush_bookkeeping_us); }
 
 std::string CompressionCost::compression_costs() const {
   if (!config_.calls_after_compute) return gpu_source_;

@@ -54,6 +54,12 @@ struct CompressionConfig {
   // "after-compute" (each call right after a layer's backward, as
   // `sparsefuse train` makes them: docs/simulator-model.md#calls-after-compute).
   bool calls_after_compute = false;
+  // The runtime's own work per flush of a packed bucket beyond the pack
+  // kernel (taking last iteration's exchange, listing its segments, laying
+  // out the pack, on objects touched once an iteration), in microseconds,
+  // charged to every packed bucket; measured by runtime/bench_flush (0:
+  // none, a GPU run or one the profile alone describes).
+  double flush_bookkeeping_us = 0;
 
   static CompressionConfig parse(const JsonNode& node);
   Json to_json() const;
@@ -123,6 +129,8 @@ class CompressionCost {
   // (compression_costs() then says so).
   TimeNs entry_ns(policy::Sparsifier s, bool error_feedback, int64_t elements, double density) const;
   TimeNs pack_entry_ns(int64_t elements, int64_t pairs) const;
+  // The runtime's bookkeeping per packed flush (CompressionConfig::flush_bookkeeping_us).
+  TimeNs flush_bookkeeping_ns() const;
   // Zero-fill the dense buffer and scatter-add every worker's pairs.
   TimeNs decompression_ns(int64_t elements, int64_t gathered_pairs) const;
   const CompressionConfig& config() const { return config_; }

@@ -167,6 +167,46 @@ TEST(SparseHandComputed, AModulesSecondParameterFollowsTheFirstsCompression) {
   for (const auto& b : unnamed.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 3750e-9);
 }
 
+// The runtime's flush bookkeeping (compression.flush_bookkeeping_us = 0.25)
+// is added to every packed bucket: per-tensor top-k after compute, 3750 +
+// 250 = 4000 ns per bucket; ADTopk's dense-as-pairs buckets a and c pay it
+// too (2000 + 250), as does b (1500 + 250). A dense allreduce packs
+// nothing and pays nothing.
+TEST(SparseHandComputed, EveryPackedFlushPaysTheRuntimesBookkeeping) {
+  Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
+              {"workers", 2},
+              {"warmup_iterations", 0},
+              {"iterations", 1},
+              {"scheme", layerwise("fixed-k")},
+              {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
+              {"compression",
+               {{"profile", "tests/data/profile-unit-after-compute.json"},
+                {"gpu_memory_gbytes_per_s", 1.0},
+                {"calls", "after-compute"},
+                {"flush_bookkeeping_us", 0.25}}}};
+  model::RunResult r = simulate(model::parse_scenario(doc, ""));
+  ASSERT_EQ(r.buckets.size(), 3u);
+  for (const auto& b : r.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 4000e-9);
+  doc["scheme"] = {{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}};
+  doc["compression"] = {{"profile", "tests/data/profile-unit-pack.json"},
+                        {"gpu_memory_gbytes_per_s", 1.0},
+                        {"flush_bookkeeping_us", 0.25}};
+  model::RunResult ad = simulate(model::parse_scenario(doc, ""));
+  ASSERT_EQ(ad.buckets.size(), 3u);
+  EXPECT_DOUBLE_EQ(ad.buckets[0].compression_s, 2250e-9);
+  EXPECT_DOUBLE_EQ(ad.buckets[1].compression_s, 1750e-9);
+  EXPECT_DOUBLE_EQ(ad.buckets[2].compression_s, 2250e-9);
+  doc["scheme"] = "wfbp";
+  for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 0);
+  doc["compression"]["flush_bookkeeping_us"] = -1;
+  try {
+    model::parse_scenario(doc, "s.json");
+    FAIL() << "a negative flush_bookkeeping_us was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/compression/flush_bookkeeping_us"), std::string::npos) << e.what();
+  }
+}
+
 // ADTopk on tensor b ([10, 25]: rows of 25) with tests/data/profile-unit-adtopk-rows.json
 // (4 us on rows of 5, 1 us on rows of 125, rows of 10000 measured from 10000
 // elements only): halfway in log between 5 and 125, sqrt(4 x 1) = 2 us. The

@@ -197,7 +197,8 @@ void WorkerExecutor::flush(const policy::Bucket& bucket, TimeNs when) {
 WorkerExecutor::Packed WorkerExecutor::pack(const policy::Bucket& bucket, int64_t pairs, TimeNs ready) {
   if (!policy::packs_pairs(bucket)) return {ready, 0};
   const double cold = cold_fraction(bucket.first_tensor, bucket.end_tensor, bucket.elements);
-  const TimeNs unscaled = cost_.pack_ns(bucket.elements, pairs, cold) + cost_.pack_entry_ns(bucket.elements, pairs);
+  const TimeNs unscaled = cost_.pack_ns(bucket.elements, pairs, cold) + cost_.pack_entry_ns(bucket.elements, pairs) +
+                          cost_.flush_bookkeeping_ns();
   const TimeNs packing = TimeNs(std::llround(double(unscaled) * streams_->scale));
   if (packing == 0) return {ready, 0};
   return {run_inline(ready, packing), packing};
