@@ -72,6 +72,11 @@ void check_size(const char* kernel, int64_t n);
 // sweeping hundreds of MiB (which would disturb other processes measured
 // beside this one). For the profiler and the runtime's benchmarks.
 void flush_from_caches(const void* p, size_t bytes);
+
+// Reads and writes one word of every cache line of BUFFER: dirty lines
+// evicted, and the TLB filled with its pages (what a layer's backward leaves
+// behind, with BUFFER a few times the last-level cache per core).
+void sweep_caches(std::vector<uint64_t>& buffer);
 void check_count(const char* kernel, int64_t k);
 void check_density(const char* kernel, double rho);
 

@@ -77,11 +77,6 @@ double time_after_compute_us(const std::function<void()>& fn, const std::functio
   return median(per_call);
 }
 
-// Reads and writes one word of every cache line of BUFFER: dirty lines
-// evicted, and the TLB filled with its pages.
-void sweep(std::vector<uint64_t>& buffer) {
-  for (size_t i = 0; i < buffer.size(); i += 8) buffer[i] += 1;
-}
 
 double time_cuda_us(const std::function<void()>& fn, int reps) {
   return cuda::median_event_time_us(fn, std::max(reps, 3));
@@ -349,7 +344,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
           std::copy(next.begin(), next.end(), landing.begin());
         };
         auto evict_all = [&] {
-          sweep(evict);
+          sweep_caches(evict);
           if (written_last_iteration) written_last_iteration();
         };
         return time_after_compute_us(call, evict_all, touch, std::max(9, 3 * o.repetitions));
@@ -377,22 +372,21 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
         const std::vector<int64_t> shape{n / row, row};
         return time([&] { adtopk(in(), shape, d); });
       }
+      // A bucket's payload (and its list of local indices) is its own,
+      // written once an iteration (runtime/exchange.cc).
+      auto flush_payload = [&](size_t pairs) {
+        flush_from_caches(v, pairs * sizeof(float));
+        flush_from_caches(ix, pairs * sizeof(int32_t));
+      };
       if (name == "pack" && d == 1.0) {  // every element as a pair: the runtime's copy and count
-        return time([&] { pack_dense(in(), n, v, ix); },
-                    [&] {
-                      flush_from_caches(v, size_t(n) * sizeof(float));
-                      flush_from_caches(ix, size_t(n) * sizeof(int32_t));
-                    });
+        return time([&] { pack_dense(in(), n, v, ix); }, [&] { flush_payload(size_t(n)); });
       }
       if (name == "pack") {
-        // A bucket's payload and its list of local indices are its own,
-        // written once an iteration (runtime/exchange.cc).
         const PackInput p = pack_input(n, k);
         const size_t pairs = p.local.size();
         return time([&] { pack(in(), p.offsets, p.local.data(), p.counts, v, ix); },
                     [&] {
-                      flush_from_caches(v, pairs * sizeof(float));
-                      flush_from_caches(ix, pairs * sizeof(int32_t));
+                      flush_payload(pairs);
                       flush_from_caches(p.local.data(), pairs * sizeof(int32_t));
                     });
       }

@@ -71,10 +71,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-void sweep(std::vector<uint64_t>& buffer) {
-  for (size_t i = 0; i < buffer.size(); i += 8) buffer[i] += 1;
-}
-
 void fill(float* g, int64_t n, uint64_t seed) {
   for (int64_t i = 0; i < n; ++i) g[i] = float(int64_t((seed * 2654435761u + uint64_t(i) * 40503u) % 2001) - 1000) * 1e-3f;
 }
@@ -119,7 +115,7 @@ std::vector<double> engine_us(const Options& o, std::vector<uint64_t>& evict) {
     engine.begin_iteration(it);
     engine.backward_started();
     for (int t = 0; t < layout.tensors(); ++t) {
-      sweep(evict);
+      kernels::sweep_caches(evict);
       fill(engine.gradient(t), o.elements, uint64_t(it) * 1000 + uint64_t(t));
       engine.tensor_ready(t);
     }
@@ -136,7 +132,7 @@ std::vector<double> kernel_us(const Options& o, std::vector<uint64_t>& evict) {
   std::vector<int32_t> indices(size_t(o.elements));
   std::vector<double> us;
   for (int call = 0; call < o.iterations * o.tensors; ++call) {
-    sweep(evict);
+    kernels::sweep_caches(evict);
     fill(gradient.data(), o.elements, uint64_t(call));
     kernels::flush_from_caches(values.data(), values.size() * sizeof(float));
     kernels::flush_from_caches(indices.data(), indices.size() * sizeof(int32_t));
