@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/code_sweep.h"
 #include "kernels/synthetic.h"
 #include "kernels/test_util.h"
 #include "kernels/topk.h"
@@ -60,6 +61,13 @@ TEST(FlushFromCaches, KeepsTheData) {
   flush_from_caches(data.data() + 3, 997 * sizeof(float) - 5);
   flush_from_caches(data.data(), 0);
   EXPECT_EQ(data, before);
+}
+
+// The code sweep runs the same blocks in the same order every call.
+TEST(SweepCode, IsDeterministic) {
+  const uint64_t first = sweep_code();
+  EXPECT_NE(first, 1u);
+  EXPECT_EQ(sweep_code(), first);
 }
 
 TEST(PackUnpack, RoundTripUnequalCounts) {

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "common/provenance.h"
+#include "kernels/code_sweep.h"
 #include "kernels/common.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/estimators.h"
@@ -296,9 +297,9 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   // copies filling the working set: a fused buffer's older tensors, written
   // before later layers' backward passed through the cache. The
   // after-compute calls (compression_after_compute) each follow a sweep of
-  // the eviction buffer and a write of the next hot gradient: what a layer's
-  // backward leaves behind when the runtime copies its gradient in and
-  // compresses it.
+  // the eviction buffer, one of the code (sweep_code) and a write of the
+  // next hot gradient: what a layer's backward leaves behind when the
+  // runtime copies its gradient in and compresses it.
   std::vector<float> dense, values, landing;
   std::vector<uint64_t> evict(static_cast<size_t>(o.after_compute_evict_bytes) / sizeof(uint64_t));
   std::vector<std::vector<float>> hot, cold_pool, residuals;
@@ -345,6 +346,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
         };
         auto evict_all = [&] {
           sweep_caches(evict);
+          sweep_code();
           if (written_last_iteration) written_last_iteration();
         };
         return time_after_compute_us(call, evict_all, touch, std::max(9, 3 * o.repetitions));
