@@ -92,7 +92,7 @@ CompressionConfig CompressionConfig::parse(const JsonNode& node) {
   c.pcie_gbytes_per_s = node.get_number("pcie_gbytes_per_s", c.pcie_gbytes_per_s, 0, 1e6, true);
   c.cpu_threads = int(node.get_int("cpu_threads", c.cpu_threads, 1, 4096));
   c.side_stream_contention = node.get_number("side_stream_contention", c.side_stream_contention, 0, 100);
-  c.flush_bookkeeping_us = node.get_number("flush_bookkeeping_us", c.flush_bookkeeping_us, 0, 1e6);
+  if (node.has("flush_bookkeeping_us")) c.flush_bookkeeping_us = node.get_number("flush_bookkeeping_us", 0, 0, 1e6);
   if (auto calls = node.optional_child("calls")) {
     const std::string value = calls->as_string();
     if (value != "hot" && value != "after-compute") {
@@ -113,7 +113,7 @@ Json CompressionConfig::to_json() const {
             {"side_stream_contention", side_stream_contention},
             {"calls", calls_after_compute ? "after-compute" : "hot"}};
   if (!sparsifier.empty()) j["sparsifier"] = sparsifier;
-  if (flush_bookkeeping_us > 0) j["flush_bookkeeping_us"] = flush_bookkeeping_us;
+  if (flush_bookkeeping_us) j["flush_bookkeeping_us"] = *flush_bookkeeping_us;
   return j;
 }
 
@@ -176,6 +176,9 @@ ProfileCurves load_profile_curves(const Json& document, const std::string& file)
     }
   }
   curves.unpack_bytes_per_ns = ns > 0 ? bytes / ns : 0.0;
+  if (auto bookkeeping = root.optional_child("flush_bookkeeping")) {
+    curves.flush_bookkeeping_us = bookkeeping->child("time_us").as_number(0, 1e6);
+  }
   return curves;
 }
 
@@ -209,8 +212,11 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     cold_ = std::move(measured.cold);
     after_ = std::move(measured.after_compute);
     if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns;
+    // Measured after compute, as the runtime meets it in training only.
+    if (config.calls_after_compute) flush_bookkeeping_us_ = measured.flush_bookkeeping_us;
     gpu_source_ = file;
   }
+  if (config.flush_bookkeeping_us) flush_bookkeeping_us_ = *config.flush_bookkeeping_us;
   // CPU curves: the named profile, else the one measured on the development
   // machine when it is compiled in (cpu_ns() reports their absence).
   const std::string cpu_name = config.cpu_profile.empty() ? kDefaultCpuProfile : config.cpu_profile;
@@ -386,13 +392,20 @@ TimeNs CompressionCost::pack_entry_ns(int64_t elements, int64_t pairs) const {
   return us_to_ns(entry_excess_us(after_.pack, hot_.pack, elements, pair_density(elements, pairs)));
 }
 
-TimeNs CompressionCost::flush_bookkeeping_ns() const { return us_to_ns(config_.flush_bookkeeping_us); }
+TimeNs CompressionCost::flush_bookkeeping_ns() const { return us_to_ns(flush_bookkeeping_us_); }
 
 std::string CompressionCost::compression_costs() const {
-  if (!config_.calls_after_compute) return gpu_source_;
-  const bool measured = !after_.sparsifiers.empty() || !after_.ef_topk.empty() || !after_.pack.empty();
-  return gpu_source_ + (measured ? "; calls after compute: its compression_after_compute excess charged"
-                                 : "; calls after compute: it measured none, every call charged hot");
+  std::string costs = gpu_source_;
+  if (config_.calls_after_compute) {
+    const bool measured = !after_.sparsifiers.empty() || !after_.ef_topk.empty() || !after_.pack.empty();
+    costs += measured ? "; calls after compute: its compression_after_compute excess charged"
+                      : "; calls after compute: it measured none, every call charged hot";
+  }
+  if (flush_bookkeeping_us_ > 0) {
+    costs += fmt::format("; the runtime's bookkeeping, {:g} us per packed flush ({})", flush_bookkeeping_us_,
+                         config_.flush_bookkeeping_us ? "compression.flush_bookkeeping_us" : "the profile's");
+  }
+  return costs;
 }
 
 TimeNs CompressionCost::decompression_ns(int64_t elements, int64_t gathered_pairs) const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,10 @@ struct CompressionConfig {
   // The runtime's own work per flush of a packed bucket beyond the pack
   // kernel (taking last iteration's exchange, listing its segments, laying
   // out the pack, on objects touched once an iteration), in microseconds,
-  // charged to every packed bucket; measured by runtime/bench_flush (0:
-  // none, a GPU run or one the profile alone describes).
-  double flush_bookkeeping_us = 0;
+  // charged to every packed bucket. Unset: with calls after compute, the
+  // profile's measured flush_bookkeeping (profile-kernels --after-compute on
+  // a CPU), else 0; set, it replaces the profile's.
+  std::optional<double> flush_bookkeeping_us;
 
   static CompressionConfig parse(const JsonNode& node);
   Json to_json() const;
@@ -83,6 +85,7 @@ struct KernelCurves {
 struct ProfileCurves {
   KernelCurves hot, cold, after_compute;
   double unpack_bytes_per_ns = 0;
+  double flush_bookkeeping_us = 0;  // the profile's flush_bookkeeping.time_us, 0 without one
 };
 ProfileCurves load_profile_curves(const Json& document, const std::string& file);
 
@@ -129,7 +132,8 @@ class CompressionCost {
   // (compression_costs() then says so).
   TimeNs entry_ns(policy::Sparsifier s, bool error_feedback, int64_t elements, double density) const;
   TimeNs pack_entry_ns(int64_t elements, int64_t pairs) const;
-  // The runtime's bookkeeping per packed flush (CompressionConfig::flush_bookkeeping_us).
+  // The runtime's bookkeeping per packed flush (CompressionConfig::flush_bookkeeping_us,
+  // else the profile's).
   TimeNs flush_bookkeeping_ns() const;
   // Zero-fill the dense buffer and scatter-add every worker's pairs.
   TimeNs decompression_ns(int64_t elements, int64_t gathered_pairs) const;
@@ -144,6 +148,7 @@ class CompressionCost {
   KernelCurves hot_, cold_, after_;  // the profile's
   KernelCurves cpu_;         // the CPU profile's (hot: offloaded selections read a fresh host copy)
   double unpack_bytes_per_ns_;
+  double flush_bookkeeping_us_ = 0;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;
 

@@ -12,16 +12,20 @@
 namespace sparsefuse::sim {
 namespace {
 
+Json tiny_scenario(Json scheme, int workers = 2, const char* profile = "tests/data/profile-unit.json",
+                   const char* calls = "hot", const char* trace = "tests/data/tiny3.json") {
+  return {{"model", {{"trace", trace}}},
+          {"workers", workers},
+          {"warmup_iterations", 0},
+          {"iterations", 1},
+          {"scheme", scheme},
+          {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
+          {"compression", {{"profile", profile}, {"gpu_memory_gbytes_per_s", 1.0}, {"calls", calls}}}};
+}
+
 model::RunResult run_tiny(Json scheme, int workers = 2, const char* profile = "tests/data/profile-unit.json",
                           const char* calls = "hot", const char* trace = "tests/data/tiny3.json") {
-  Json doc = {{"model", {{"trace", trace}}},
-              {"workers", workers},
-              {"warmup_iterations", 0},
-              {"iterations", 1},
-              {"scheme", scheme},
-              {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
-              {"compression", {{"profile", profile}, {"gpu_memory_gbytes_per_s", 1.0}, {"calls", calls}}}};
-  return simulate(model::parse_scenario(doc, ""));
+  return simulate(model::parse_scenario(tiny_scenario(scheme, workers, profile, calls, trace), ""));
 }
 
 Json layerwise(const char* alignment) {
@@ -173,17 +177,8 @@ TEST(SparseHandComputed, AModulesSecondParameterFollowsTheFirstsCompression) {
 // too (2000 + 250), as does b (1500 + 250). A dense allreduce packs
 // nothing and pays nothing.
 TEST(SparseHandComputed, EveryPackedFlushPaysTheRuntimesBookkeeping) {
-  Json doc = {{"model", {{"trace", "tests/data/tiny3.json"}}},
-              {"workers", 2},
-              {"warmup_iterations", 0},
-              {"iterations", 1},
-              {"scheme", layerwise("fixed-k")},
-              {"network", {{"latency_us", 1.0}, {"bandwidth_gbps", 8.0}}},
-              {"compression",
-               {{"profile", "tests/data/profile-unit-after-compute.json"},
-                {"gpu_memory_gbytes_per_s", 1.0},
-                {"calls", "after-compute"},
-                {"flush_bookkeeping_us", 0.25}}}};
+  Json doc = tiny_scenario(layerwise("fixed-k"), 2, "tests/data/profile-unit-after-compute.json", "after-compute");
+  doc["compression"]["flush_bookkeeping_us"] = 0.25;
   model::RunResult r = simulate(model::parse_scenario(doc, ""));
   ASSERT_EQ(r.buckets.size(), 3u);
   for (const auto& b : r.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 4000e-9);
@@ -204,6 +199,40 @@ TEST(SparseHandComputed, EveryPackedFlushPaysTheRuntimesBookkeeping) {
     FAIL() << "a negative flush_bookkeeping_us was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/compression/flush_bookkeeping_us"), std::string::npos) << e.what();
+  }
+}
+
+// A profile's measured bookkeeping (profile-unit-bookkeeping.json:
+// profile-unit-after-compute.json plus flush_bookkeeping.time_us = 0.25) is
+// charged per packed flush with calls after compute, 3750 + 250 = 4000 ns
+// per per-tensor top-k bucket, and named in compression_costs; with hot
+// calls it is not (1000 + 500); a scenario's value replaces it (0: 3750).
+// A flush_bookkeeping without time_us, or a negative one, is refused.
+TEST(SparseHandComputed, TheProfilesBookkeepingIsChargedAfterCompute) {
+  const char* profile = "tests/data/profile-unit-bookkeeping.json";
+  model::RunResult after = run_tiny(layerwise("fixed-k"), 2, profile, "after-compute");
+  ASSERT_EQ(after.buckets.size(), 3u);
+  for (const auto& b : after.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 4000e-9);
+  EXPECT_NE(after.compression_costs.find("0.25 us per packed flush (the profile's)"), std::string::npos)
+      << after.compression_costs;
+  for (const auto& b : run_tiny(layerwise("fixed-k"), 2, profile, "hot").buckets) {
+    EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
+  }
+  Json doc = tiny_scenario(layerwise("fixed-k"), 2, profile, "after-compute");
+  doc["compression"]["flush_bookkeeping_us"] = 0;
+  for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 3750e-9);
+  Json bad = load_json_file(profile);
+  bad["flush_bookkeeping"].erase("time_us");
+  for (const Json& flush : {bad["flush_bookkeeping"], Json{{"time_us", -0.5}}}) {
+    bad["flush_bookkeeping"] = flush;
+    try {
+      model::load_profile_curves(bad, "p.json");
+      FAIL() << "accepted flush_bookkeeping " << flush.dump();
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("/flush_bookkeeping"), std::string::npos) << what;
+      EXPECT_NE(what.find("time_us"), std::string::npos) << what;
+    }
   }
 }
 

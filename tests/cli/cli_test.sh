@@ -110,6 +110,23 @@ expect_error 2 "expected cpu or cuda" -- profile-kernels --device tpu
 "$sf" profile-kernels --sizes 3000 --kernels topk --working-set 1048576 --out "$tmp/ws.json" >/dev/null ||
   fail "profile-kernels --sizes --kernels --working-set"
 [[ $(grep -c '"elements": 3000' "$tmp/ws.json") -eq 8 ]] || fail "profile-kernels --sizes 3000: expected 4 topk rows, hot and cold"
+# With after-compute calls and the pack kernel, the runtime's bookkeeping per
+# flush is measured too (three bucket sizes, their median charged); without
+# the pack kernel it is not.
+"$sf" profile-kernels --sizes 100 --kernels pack --repetitions 1 --after-compute 65536 --out "$tmp/after.json" \
+  >"$tmp/after.log" || fail "profile-kernels --after-compute"
+grep -q "runtime bookkeeping per packed flush: " "$tmp/after.log" || fail "no bookkeeping line: $(tail -2 "$tmp/after.log")"
+/usr/bin/python3 - "$tmp/after.json" <<'PY' || fail "the profile's flush_bookkeeping"
+import json, sys
+f = json.load(open(sys.argv[1]))["flush_bookkeeping"]
+points = f["points"]
+assert [p["elements"] for p in points] == [64, 256, 2048], points
+median = sorted(p["after_compute_us"] for p in points)[1]
+assert f["time_us"] == max(0.0, median), (f["time_us"], median)
+PY
+"$sf" profile-kernels --sizes 100 --kernels topk --repetitions 1 --after-compute 65536 --out "$tmp/after-topk.json" \
+  >/dev/null || fail "profile-kernels --after-compute --kernels topk"
+! grep -q flush_bookkeeping "$tmp/after-topk.json" || fail "bookkeeping measured without the pack kernel"
 expect_error 2 "working set outside" -- profile-kernels --working-set -5
 expect_error 2 'unknown kernel "nope"' -- profile-kernels --kernels nope
 expect_error 2 "expected 1 to 64, got 0" -- profile-kernels --processes 0
