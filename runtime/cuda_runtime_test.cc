@@ -163,7 +163,9 @@ TEST(NcclRuntime, HybridAndOffloadedBucketsOnTheDevicePassTheOracle) {
     auto plan = plan_for_runtime(s, 1);
     const RunOutcome outcome = run_on_device(s, *plan);
     EXPECT_EQ(outcome.check_failure, "");
-    if (outcome.check_failure.empty()) EXPECT_EQ(outcome.executor["payloads"], "device");
+    if (outcome.check_failure.empty()) {
+      EXPECT_EQ(outcome.executor["payloads"], "device");
+    }
   }
 }
 

@@ -123,7 +123,9 @@ RunOutcome mixed40_through_host_plane(const Json& scheme, HostPlane::Calls* call
   EXPECT_EQ(resident_refusal(plan->scheme()), "");
   RunOutcome outcome = run_through_host_plane(s, *plan, calls);
   EXPECT_EQ(outcome.check_failure, "");
-  if (outcome.check_failure.empty()) EXPECT_EQ(outcome.executor["payloads"], "device");
+  if (outcome.check_failure.empty()) {
+    EXPECT_EQ(outcome.executor["payloads"], "device");
+  }
   return outcome;
 }
 
