@@ -150,7 +150,8 @@ int run_profile_kernels(const Args& args) {
        "also measures every kernel on gradient copies filling it (compression_cold: a fused buffer's older tensors)")
       ("after-compute", po::value<int64_t>()->default_value(0),
        "cpu: also time every kernel at sizes <= 1e5 as training calls it, each call alone after a sweep of B bytes "
-       "(compression_after_compute: what a call costs right after a layer's backward; e.g. 8388608)")
+       "(compression_after_compute: what a call costs right after a layer's backward; e.g. 8388608), and the "
+       "runtime's own bookkeeping per packed flush (flush_bookkeeping) when the pack kernel is measured")
       ("processes", po::value<int>()->default_value(1),
        "cpu: measure in P processes at once, every point timed by all of them together (a barrier before each), "
        "as P ranks compress side by side; needs --out: this process's profile goes there, the others' to "
