@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "common/median.h"
 #include "common/provenance.h"
 #include "kernels/code_sweep.h"
 #include "kernels/common.h"
@@ -30,11 +31,6 @@ using nlohmann::json;
 
 const std::vector<std::string> kNames = {"topk",    "dgc",    "gaussiank", "redsync", "sidco",
                                          "randomk", "adtopk", "pack",      "ef_topk", "unpack"};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // Fewer repetitions for larger calls, but three at least (up to BASE): with
 // one or two the median is one call, which a neighbour's burst decides.

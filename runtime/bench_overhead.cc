@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "common/median.h"
 #include "kernels/pack.h"
 #include "kernels/synthetic.h"
 #include "runtime/comm_thread.h"
@@ -49,11 +50,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kTimeout{120'000};
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
 
 // This rank's seconds: {total, building the payload, the collective on the
 // communication thread; the reader's plain copy out, and its copy with the average}.

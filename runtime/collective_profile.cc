@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/input_error.h"
+#include "common/median.h"
 #include "common/provenance.h"
 
 namespace sparsefuse::runtime {
@@ -67,14 +68,6 @@ std::vector<int64_t> profile_sizes(Collective collective, int ranks, int64_t min
     if (sizes.empty() || sizes.back() != bytes) sizes.push_back(bytes);
   }
   return sizes;
-}
-
-double median(std::vector<double> values) {
-  const size_t middle = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + middle, values.end());
-  if (values.size() % 2 == 1) return values[middle];
-  const double upper = values[middle];
-  return (*std::max_element(values.begin(), values.begin() + middle) + upper) / 2;
 }
 
 double time_collective(Communicator& comm, Collective collective, int64_t bytes, int warmup, int iterations,

@@ -70,9 +70,6 @@ const std::vector<Collective>& profiled_collectives();
 // same value kept once.
 std::vector<int64_t> profile_sizes(Collective collective, int ranks, int64_t min_bytes, int64_t max_bytes);
 
-// The median (mean of the two middle values for an even count); VALUES non-empty.
-double median(std::vector<double> values);
-
 // Times COLLECTIVE at BYTES (one of profile_sizes) on every rank of COMM:
 // WARMUP untimed then ITERATIONS timed repetitions, each after a barrier;
 // returns, identically on every rank, the median over the repetitions of the

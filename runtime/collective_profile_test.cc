@@ -55,11 +55,6 @@ TEST(ProfileOptions, BadValuesNameTheOption) {
   EXPECT_EQ(validation_error({.iterations = 0}), "--iterations: expected an integer in [1, 1000000], got 0");
 }
 
-TEST(Median, OddAndEvenCounts) {
-  EXPECT_EQ(median({3, 1, 2}), 2);
-  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
-  EXPECT_EQ(median({7}), 7);
-}
 
 // Rank 0 of two; rank 1 is scripted: its measured times (which allreduce_max
 // combines with this rank's) and nothing else. Records what was called.

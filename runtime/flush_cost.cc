@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/json_reader.h"
+#include "common/median.h"
 #include "kernels/code_sweep.h"
 #include "kernels/common.h"
 #include "kernels/pack.h"
@@ -26,11 +27,6 @@ namespace sparsefuse::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 void fill(float* g, int64_t n, uint64_t seed) {
   for (int64_t i = 0; i < n; ++i) g[i] = float(int64_t((seed * 2654435761u + uint64_t(i) * 40503u) % 2001) - 1000) * 1e-3f;

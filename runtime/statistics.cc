@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "common/median.h"
 #include "common/provenance.h"
 #include "runtime/collective_profile.h"
 

@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
+
+#include "common/median.h"
 
 namespace sparsefuse::fidelity {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+double median(std::vector<double> v) { return v.empty() ? 0 : sparsefuse::median(std::move(v)); }
 
 std::optional<double> kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size() || a.size() < 2) return std::nullopt;

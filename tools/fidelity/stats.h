@@ -8,6 +8,7 @@
 
 namespace sparsefuse::fidelity {
 
+// common/median.h's median, 0 for no values.
 double median(std::vector<double> values);
 
 // Kendall's tau-b of two equally long lists (ties counted as in tau-b);
