@@ -14,6 +14,7 @@
 
 #include "common/atomic_file.h"
 #include "common/input_error.h"
+#include "common/median.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/profiler.h"
 #include "runtime/flush_cost.h"
@@ -51,9 +52,8 @@ void add_flush_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
                       {"after_module_mate_us", c.after_module_mate_bookkeeping_us()}});
     after_compute.push_back(c.after_compute_bookkeeping_us());
   }
-  std::sort(after_compute.begin(), after_compute.end());
   profile["flush_bookkeeping"] = {
-      {"time_us", std::max(0.0, after_compute[after_compute.size() / 2])},
+      {"time_us", std::max(0.0, median(after_compute))},
       {"points", points},
       {"method", "runtime/flush_cost: ADTopk's one-dimensional weight and bias buckets sent dense as pairs on one "
                  "rank, the engine's recorded compression less pack_dense alone, after a sweep of the caches and "
