@@ -65,6 +65,8 @@ inline constexpr uint32_t kNonFiniteKey = 0x7F800000u;
 // Argument checks shared by the kernels: throw std::invalid_argument naming
 // the kernel and the argument.
 void check_size(const char* kernel, int64_t n);
+void check_count(const char* kernel, int64_t k);
+void check_density(const char* kernel, double rho);
 
 // Writes back and drops every cache line of [P, P + BYTES) from every level
 // of the hierarchy (clflush on x86, dc civac on Arm): what a whole iteration
@@ -77,8 +79,6 @@ void flush_from_caches(const void* p, size_t bytes);
 // evicted, and the TLB filled with its pages (what a layer's backward leaves
 // behind, with BUFFER a few times the last-level cache per core).
 void sweep_caches(std::vector<uint64_t>& buffer);
-void check_count(const char* kernel, int64_t k);
-void check_density(const char* kernel, double rho);
 
 // k for a density, as every compressor in docs/baseline-systems.md#compressors defines it:
 // max(1, floor(rho * n)), clamped to n (and 0 when n == 0).

@@ -74,7 +74,6 @@ double time_after_compute_us(const std::function<void()>& fn, const std::functio
   return median(per_call);
 }
 
-
 double time_cuda_us(const std::function<void()>& fn, int reps) {
   return cuda::median_event_time_us(fn, std::max(reps, 3));
 }
@@ -154,9 +153,6 @@ size_t working_set_copies(int64_t working_set, int64_t bytes_per_copy) {
   return static_cast<size_t>(std::max<int64_t>(1, working_set / std::max<int64_t>(1, bytes_per_copy)));
 }
 
-bool wanted(const ProfileOptions& o, const std::string& name) {
-  return o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), name) != o.kernels.end();
-}
 
 }  // namespace
 
@@ -188,6 +184,10 @@ std::vector<std::vector<float>> distinct_gradients(int64_t n, size_t copies, uin
   return pool;
 }
 
+bool measures(const ProfileOptions& o, const std::string& kernel) {
+  return o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), kernel) != o.kernels.end();
+}
+
 size_t hot_pool_copies(int64_t n) {
   return static_cast<size_t>(std::max<int64_t>(1, kHotPoolBytes / std::max<int64_t>(1, 4 * n)));
 }
@@ -212,7 +212,7 @@ bool has_density(const ProfileOptions& o, double d) {
 // as pairs packs every element).
 std::vector<double> densities_with_dense_pairs(const ProfileOptions& o) {
   std::vector<double> d = o.densities;
-  if (wanted(o, "pack") && !has_density(o, 1.0)) d.push_back(1.0);
+  if (measures(o, "pack") && !has_density(o, 1.0)) d.push_back(1.0);
   return d;
 }
 
@@ -243,7 +243,7 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
     const Measure measure = prepare(n);
     for (const double d : densities_with_dense_pairs(o)) {
       for (const auto& name : kNames) {
-        if (!wanted(o, name) || (d == 1.0 && name != "pack" && !has_density(o, 1.0))) continue;
+        if (!measures(o, name) || (d == 1.0 && name != "pack" && !has_density(o, 1.0))) continue;
         for (const int64_t row : name == "adtopk" ? adtopk_rows(o) : std::vector<int64_t>{0}) {
           const int64_t elements = row > 0 ? n / row * row : n;  // ADTopk: (n / row) whole rows
           if (row > 0 && (elements == 0 || !adtopk_taken.emplace(row, elements, d).second)) continue;

@@ -118,6 +118,8 @@ std::vector<std::vector<float>> distinct_gradients(int64_t n, size_t copies, uin
 
 // Every kernel name the profiler knows, compression kernels first, then "unpack".
 const std::vector<std::string>& profile_kernel_names();
+// Whether OPTIONS measure KERNEL (ProfileOptions::kernels empty: every one).
+bool measures(const ProfileOptions& options, const std::string& kernel);
 
 // Bytes a kernel must move at minimum (its memory floor's numerator):
 //   topk, dgc, gaussiank, redsync, sidco: 4n + 8k   (read once, write (value, index) pairs)

@@ -5,11 +5,8 @@
 // is measured (tools/cli/rank_exit.h). After that, a failed or hung collective ends this process at
 // once with status 1 (its communication thread may be blocked inside MPI),
 // and mpirun then ends the other ranks.
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 

@@ -38,8 +38,7 @@ std::string rank_path(const std::string& out, int rank) { return out + ".rank" +
 // charges per packed flush (it does not grow with the bucket: the pack
 // kernel, measured apart, does); points keep every figure.
 void add_flush_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
-  const bool packs = o.kernels.empty() || std::find(o.kernels.begin(), o.kernels.end(), "pack") != o.kernels.end();
-  if (o.device != "cpu" || o.after_compute_evict_bytes <= 0 || !packs) return;
+  if (o.device != "cpu" || o.after_compute_evict_bytes <= 0 || !kernels::measures(o, "pack")) return;
   Json points = Json::array();
   std::vector<double> after_compute;
   for (const int64_t elements : {64, 256, 2048}) {
