@@ -58,15 +58,14 @@ double time_cpu_us(const std::function<void()>& fn, int reps, bool warmup) {
   return median(per_call);
 }
 
-// After-compute timing: each of REPS calls alone, after EVICT (what a layer's
-// backward leaves in the caches and TLB) and TOUCH (the gradient written
-// again, as the runtime copies it in just before compressing); the median.
-double time_after_compute_us(const std::function<void()>& fn, const std::function<void()>& evict,
-                             const std::function<void()>& touch, int reps) {
+// Each call timed alone: REPS calls, each after BEFORE (untimed); the median.
+// After compute BEFORE sweeps the caches and code, then writes the gradient
+// (what a layer's backward leaves behind, and the runtime's copy of the
+// gradient into its slot); for large ef_topk calls it only writes one.
+double time_each_call_us(const std::function<void()>& fn, const std::function<void()>& before, int reps) {
   std::vector<double> per_call;
   for (int r = 0; r < reps; ++r) {
-    evict();
-    touch();
+    before();
     const auto start = Clock::now();
     fn();
     per_call.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
@@ -294,11 +293,15 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   // before later layers' backward passed through the cache. The
   // after-compute calls (compression_after_compute) each follow a sweep of
   // the eviction buffer, one of the code (sweep_code) and a write of the
-  // next hot gradient: what a layer's backward leaves behind when the
-  // runtime copies its gradient in and compresses it.
-  std::vector<float> dense, values, landing;
+  // next hot gradient into a landing slot: what a layer's backward leaves
+  // behind when the runtime copies its gradient in and compresses it.
+  // ef_topk's calls above kAfterComputeMaxElements are timed one by one,
+  // each after a write of a gradient into the next landing slot
+  // (profiler.h).
+  std::vector<float> dense, values;
   std::vector<uint64_t> evict(static_cast<size_t>(o.after_compute_evict_bytes) / sizeof(uint64_t));
-  std::vector<std::vector<float>> hot, cold_pool, residuals;
+  std::vector<std::vector<float>> hot, cold_pool, residuals, landings;
+  size_t landed = 0;  // the landing slot written last
   std::vector<int32_t> indices;
   size_t turn = 0;
   TopkWorkspace ws;
@@ -315,37 +318,53 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
     dense.assign(static_cast<size_t>(n), 0.0f);
     values.assign(static_cast<size_t>(n), 0.0f);
     indices.assign(static_cast<size_t>(n), 0);
-    // Where the after-compute calls' gradient is written (only at the sizes they measure).
-    landing.clear();
-    if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) landing.resize(static_cast<size_t>(n));
+    // Where a gradient is written before a call timed one by one: one slot
+    // after compute (the sweep evicts it); for ef_topk above
+    // kAfterComputeMaxElements slots filling the working set, as the
+    // runtime's model-sized gradient buffer.
+    landings.clear();
+    if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) landings.assign(1, std::vector<float>(size_t(n)));
+    if (n > kAfterComputeMaxElements && measures(o, "ef_topk")) {
+      landings.assign(working_set_copies(o.working_set_bytes, 4 * n), std::vector<float>(size_t(n)));
+    }
     return [&, n](const std::string& name, double d, int64_t row, Condition condition) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const bool warm = n < 10'000'000;
       float* v = values.data();
       int32_t* ix = indices.data();
-      // Call I's gradient: the next of the hot pool, of the copies filling
-      // the working set, or the one just written after compute.
+      // Calls timed one by one: after compute, and ef_topk's above
+      // kAfterComputeMaxElements, which rewrite a residual too large for the
+      // cache (profiler.h).
+      const bool one_by_one = condition == Condition::kAfterCompute || (name == "ef_topk" && n > kAfterComputeMaxElements);
+      // Call I's gradient: the next of the copies filling the working set,
+      // the one just written, or the next of the hot pool.
       auto gradient = [&](size_t i) -> float* {
         if (condition == Condition::kCold) return cold_pool[i % cold_pool.size()].data();
-        if (condition == Condition::kAfterCompute) return landing.data();
+        if (one_by_one) return landings[landed].data();
         return hot[i % hot.size()].data();
       };
       auto in = [&] { return gradient(++turn); };
+      auto write_gradient = [&] {
+        landed = (landed + 1) % landings.size();
+        const std::vector<float>& next = hot[turn % hot.size()];
+        std::copy(next.begin(), next.end(), landings[landed].begin());
+      };
       // After compute, WRITTEN_LAST_ITERATION (if set) also flushes the
       // call's buffers that training touches once an iteration.
       auto time = [&](const std::function<void()>& call, const std::function<void()>& written_last_iteration = {}) {
-        if (condition != Condition::kAfterCompute) return time_cpu_us(call, reps, warm);
-        auto touch = [&] {
-          const std::vector<float>& next = hot[turn % hot.size()];
-          std::copy(next.begin(), next.end(), landing.begin());
-        };
-        auto evict_all = [&] {
+        if (!one_by_one) return time_cpu_us(call, reps, warm);
+        if (condition != Condition::kAfterCompute) {
+          if (warm) call();
+          return time_each_call_us(call, write_gradient, std::max(5, reps));
+        }
+        auto after_compute = [&] {
           sweep_caches(evict);
           sweep_code();
           if (written_last_iteration) written_last_iteration();
+          write_gradient();
         };
-        return time_after_compute_us(call, evict_all, touch, std::max(9, 3 * o.repetitions));
+        return time_each_call_us(call, after_compute, std::max(9, 3 * o.repetitions));
       };
       if (name == "topk") return time([&] { topk_abs(in(), n, k, v, ix, &ws); });
       // A fresh sample and a fresh key every call, as the runtime draws them

@@ -37,6 +37,11 @@
 //            state error feedback keeps between iterations meets the kernel
 //            out of cache); the gradient, as backward has just written it,
 //            comes from the hot pool as for every kernel in "compression".
+//            Above kAfterComputeMaxElements its calls (hot and cold) are timed
+//            one by one, each after a write of a gradient into the next of a
+//            pool of landing slots (as many as fill the working set, one
+//            without it), as the runtime copies each gradient into its own
+//            slot of a model-sized buffer; a hot call reads that gradient.
 // compression_cold: with working_set_bytes > 0, every compression kernel again
 //            with its gradient too taken from distinct copies filling the working set,
 //            one per call: what a fused buffer's older tensors cost, written
@@ -101,7 +106,15 @@ inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;
 // by its memory traffic, which the hot and cold curves measure, and one call
 // of it varies by more than its entry cost (on the 2-vCPU VM, 2026-11-27:
 // ef_topk's after-compute less hot was +2 to +5 us up to 1e4 elements, then
-// -38 to +411 us between 2e5 and 1e6).
+// -38 to +411 us between 2e5 and 1e6). ef_topk's calls above it are timed
+// one by one instead of in a loop, each after a write of a gradient into a
+// slot not written since the pool last cycled: a looped call pays for the
+// write-back of the residual the call before it left dirty, which in
+// training the next gradient's copy into its slot and the backward between
+// two calls absorb. Over 1,048,576 elements, residual out of cache, one
+// process on the 2-vCPU VM (2026-11-28): 2.1-2.2 ns per element so, 2.8-2.9
+// looped; 2.3-2.5 in training (docs/simulator-model.md, "Large
+// error-feedback calls").
 inline constexpr int64_t kAfterComputeMaxElements = 100'000;
 
 // The cpu's hot gradients: every call takes the next of a pool of distinct

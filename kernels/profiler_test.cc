@@ -195,6 +195,34 @@ TEST(Profiler, AfterCompute) {
   EXPECT_EQ(message(bad), "profile: after-compute calls are measured on the cpu only");
 }
 
+// ef_topk's calls above kAfterComputeMaxElements are timed one by one, each
+// after a gradient is written into the next landing slot: with a working set
+// the slots fill it (and the cold calls are timed so too), without one there
+// is one slot; every point is taken.
+TEST(Profiler, LargeErrorFeedbackCallsAreTimedOneByOne) {
+  ProfileOptions o;
+  o.sizes = {kAfterComputeMaxElements + 1};
+  o.densities = {0.01, 0.1};
+  o.repetitions = 1;
+  o.kernels = {"topk", "ef_topk"};
+  for (const int64_t working_set : {int64_t{0}, int64_t{4} << 20}) {
+    o.working_set_bytes = working_set;
+    const auto p = profile_kernels(o);
+    std::vector<std::string> sections = {"compression"};
+    if (working_set > 0) sections.push_back("compression_cold");
+    for (const auto& section : sections) {
+      for (const char* kernel : {"topk", "ef_topk"}) {
+        const auto& points = p.at(section).at(kernel);
+        ASSERT_EQ(points.size(), 2u) << section << " " << kernel;
+        for (const auto& point : points) {
+          EXPECT_EQ(point.at("elements"), kAfterComputeMaxElements + 1) << section << " " << kernel;
+          EXPECT_GT(point.at("time_us").get<double>(), 0.0) << section << " " << kernel;
+        }
+      }
+    }
+  }
+}
+
 // The hot calls cycle through distinct gradients within kHotPoolBytes: a
 // kernel never sees the same values twice in a row (a repeated input trains
 // the branch predictor), and the pool is reproducible.
