@@ -323,6 +323,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
     // kAfterComputeMaxElements slots filling the working set, as the
     // runtime's model-sized gradient buffer.
     landings.clear();
+    landed = 0;
     if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) landings.assign(1, std::vector<float>(size_t(n)));
     if (n > kAfterComputeMaxElements && measures(o, "ef_topk")) {
       landings.assign(working_set_copies(o.working_set_bytes, 4 * n), std::vector<float>(size_t(n)));
