@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <utility>
 
+#include "kernels/common.h"
+
 namespace sparsefuse::kernels {
 namespace {
 
@@ -34,6 +36,11 @@ uint64_t sweep_code() {
   uint64_t x = 1;
   for (auto block : kBlocks) x = block(x);
   return x;
+}
+
+void sweep_after_compute(std::vector<uint64_t>& evict) {
+  sweep_caches(evict);
+  sweep_code();
 }
 
 }  // namespace sparsefuse::kernels

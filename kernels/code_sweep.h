@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace sparsefuse::kernels {
 
@@ -11,5 +12,11 @@ namespace sparsefuse::kernels {
 // a value of the blocks' chained arithmetic (the same every call), so that
 // none of it is optimised away.
 uint64_t sweep_code();
+
+// What a layer's backward step leaves behind for a call measured "after
+// compute": a read-and-write sweep of EVICT (sweep_caches) and then one of
+// the code. The profiler's after-compute points and runtime/flush_cost
+// (the runtime's bookkeeping per flush) both start from it.
+void sweep_after_compute(std::vector<uint64_t>& evict);
 
 }  // namespace sparsefuse::kernels

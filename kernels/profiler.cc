@@ -360,8 +360,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
           return time_each_call_us(call, write_gradient, std::max(5, reps));
         }
         auto after_compute = [&] {
-          sweep_caches(evict);
-          sweep_code();
+          sweep_after_compute(evict);
           if (written_last_iteration) written_last_iteration();
           write_gradient();
         };

@@ -51,7 +51,8 @@
 //            compression kernel at sizes <= kAfterComputeMaxElements again, as
 //            training calls it: one call alone after a read-and-write sweep of
 //            that many bytes (caches, TLB and the kernel's own workspace as a
-//            layer's backward leaves them) and a fresh copy into the gradient
+//            layer's backward leaves them), a sweep of the code (both:
+//            sweep_after_compute, code_sweep.h) and a fresh copy into the gradient
 //            (the runtime copies each gradient in just before compressing it);
 //            pack's payload and local indices, which a bucket writes once an
 //            iteration, are also flushed from every cache level first; the

@@ -78,8 +78,7 @@ Pair engine_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
     engine.begin_iteration(it);
     engine.backward_started();
     for (int t = 0; t + 1 < layout.tensors(); t += 2) {
-      kernels::sweep_caches(evict);
-      kernels::sweep_code();
+      kernels::sweep_after_compute(evict);
       fill(engine.gradient(t), o.elements, uint64_t(it) * 1000 + uint64_t(t));
       fill(engine.gradient(t + 1), o.elements, uint64_t(it) * 1000 + uint64_t(t + 1));
       engine.tensor_ready(t);
@@ -111,8 +110,7 @@ Pair kernel_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
   std::vector<int32_t> weight_indices(n), bias_indices(n);
   Pair us;
   for (int call = 0; call < o.iterations * o.modules; ++call) {
-    kernels::sweep_caches(evict);
-    kernels::sweep_code();
+    kernels::sweep_after_compute(evict);
     fill(weight.data(), o.elements, 2 * uint64_t(call));
     fill(bias.data(), o.elements, 2 * uint64_t(call) + 1);
     us.weight.push_back(timed_pack_us(weight, weight_values, weight_indices));
