@@ -224,13 +224,6 @@ enum class Condition { kHot, kCold, kAfterCompute };
 // the other kernels), condition) at the size prepare() took; returns time_us.
 using Measure = std::function<double(const std::string&, double, int64_t, Condition)>;
 
-// The row lengths ADTopk is measured at (profiler.h): every kAdtopkRows on
-// the cpu; rows of kProfileAdtopkRow alone on a GPU, as profiled before rows were.
-std::vector<int64_t> adtopk_rows(const ProfileOptions& o) {
-  return o.device == "cpu" ? std::vector<int64_t>(kAdtopkRows.begin(), kAdtopkRows.end())
-                           : std::vector<int64_t>{kProfileAdtopkRow};
-}
-
 void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
               const std::function<Measure(int64_t)>& prepare, json& doc) {
   json compression = json::object(), cold = json::object(), after_compute = json::object();
@@ -243,7 +236,8 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
     for (const double d : densities_with_dense_pairs(o)) {
       for (const auto& name : kNames) {
         if (!measures(o, name) || (d == 1.0 && name != "pack" && !has_density(o, 1.0))) continue;
-        for (const int64_t row : name == "adtopk" ? adtopk_rows(o) : std::vector<int64_t>{0}) {
+        for (const int64_t row : name == "adtopk" ? std::vector<int64_t>(kAdtopkRows.begin(), kAdtopkRows.end())
+                                                 : std::vector<int64_t>{0}) {
           const int64_t elements = row > 0 ? n / row * row : n;  // ADTopk: (n / row) whole rows
           if (row > 0 && (elements == 0 || !adtopk_taken.emplace(row, elements, d).second)) continue;
           auto point = [&](Condition c) {
@@ -449,19 +443,20 @@ ProfileRun profile_cuda(const ProfileOptions& o) {
     g = std::make_unique<cuda::DeviceBuffer<float>>(n);
     r = std::make_unique<cuda::DeviceBuffer<float>>(n);
     dense = std::make_unique<cuda::DeviceBuffer<float>>(n);
-    // The most any kernel selects: top-k at the densest density, or ADTopk's rows of kProfileAdtopkRow.
-    const double densest = *std::max_element(o.densities.begin(), o.densities.end());
-    const int64_t cap = k_for_density(n, densest);
-    const int64_t rows = n / kProfileAdtopkRow;
-    const int64_t adcap = rows > 0 ? rows * k_for_density(kProfileAdtopkRow, densest) : 0;
-    values = std::make_unique<cuda::DeviceBuffer<float>>(std::max(cap, adcap));
-    indices = std::make_unique<cuda::DeviceBuffer<int32_t>>(std::max(cap, adcap));
+    // The most any kernel selects: top-k or pack at the densest density (pack's
+    // dense pairs: all n), or ADTopk there over its shortest rows (one a row at least).
+    const std::vector<double> densities = densities_with_dense_pairs(o);
+    const double densest = *std::max_element(densities.begin(), densities.end());
+    int64_t cap = k_for_density(n, densest);
+    for (const int64_t row : kAdtopkRows) cap = std::max(cap, (n / row) * k_for_density(row, densest));
+    values = std::make_unique<cuda::DeviceBuffer<float>>(cap);
+    indices = std::make_unique<cuda::DeviceBuffer<int32_t>>(cap);
     cuda::fill_normal(g->data(), n, 1, 1e-3f);
     cuda::fill_normal(r->data(), n, 2, 1e-4f);
     host_g = g->download();
     // The working set and after-compute calls are CPU options
     // (validate_profile_options): every call here is hot.
-    return [&, n](const std::string& name, double d, int64_t, Condition) -> double {
+    return [&, n](const std::string& name, double d, int64_t row, Condition) -> double {
       const int64_t k = k_for_density(n, d);
       const int reps = reps_for(n, o.repetitions);
       const float* gp = g->data();
@@ -475,7 +470,7 @@ ProfileRun profile_cuda(const ProfileOptions& o) {
       if (name == "randomk")
         return time_cuda_us([&] { cuda::randomk(gp, n, k, RandomkKey{1, 0, 0}, v, ix, ws); }, reps);
       if (name == "adtopk") {
-        const std::vector<int64_t> shape{n / kProfileAdtopkRow, kProfileAdtopkRow};
+        const std::vector<int64_t> shape{n / row, row};
         return time_cuda_us([&] { cuda::adtopk(gp, shape, d, v, ix, ws); }, reps);
       }
       if (name == "pack") {

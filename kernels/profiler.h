@@ -24,7 +24,7 @@
 //     sidco = SIDCo-E, 1 stage; dgc and randomk (cpu) a new seed / key (1, call, 0)
 //     every call, as the runtime draws them (cuda: seed 1, key (1, 0, 0)).
 //   adtopk:  the tensor viewed as (n / L, L), rows of L (k1 = max(1, floor(L d)) per row),
-//            for every L of kAdtopkRows on the cpu (rows of 1000 alone on a GPU): its
+//            for every L of kAdtopkRows (cpu and GPU): its
 //            cost per element depends on the row length (docs/simulator-model.md#adtopk-by-row-length).
 //            Each point records "row": L and its "elements", (n / L) L; sizes below L
 //            are skipped, and a (row, elements) already measured is not measured twice.
@@ -99,8 +99,8 @@ struct ProfileOptions {
 };
 
 // ADTopk's row lengths (dimension 1 of a tensor: a convolution's input
-// channels, a linear layer's input features); a GPU is measured at
-// kProfileAdtopkRow alone, the row a point without "row" was measured at.
+// channels, a linear layer's input features). kProfileAdtopkRow is also the
+// row a point without "row" was measured at (GPU profiles before 2026-11-28).
 inline constexpr std::array<int64_t, 6> kAdtopkRows = {4, 16, 64, 256, kProfileAdtopkRow, 4096};
 inline constexpr int64_t kMaxWorkingSet = int64_t{4} << 30;
 // Sizes above it get no after-compute point: a call that long is dominated

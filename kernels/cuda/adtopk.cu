@@ -1,8 +1,12 @@
-// ADTopk per-row top-k on CUDA: one block per row (grid-stride over rows).
-// Per row: three shared-memory histogram levels (12/12/7 bits of the key
-// bits(|x|)) pick the exact k1-th key T and the number of ties t to take; then a
-// block-scan compaction walks the row in j order keeping key > T and the first t
-// ties, so the result is identical to kernels::adtopk.
+// ADTopk per-row top-k on CUDA. Rows of up to kWarpRowMax elements: one warp
+// per row, the row held in registers (element j = 32 e + lane), a 31-step
+// radix select over the key bits(|x|) counted with warp votes. Longer rows: one
+// block per row, three shared-memory histogram levels (12/12/7 bits of the key).
+// Either way the exact k1-th key T and the number of ties t to take are found,
+// then the row is compacted in j order keeping key > T and the first t ties, so
+// the result is identical to kernels::adtopk. A block per short row spent most
+// of its time clearing 4096-bin histograms: rows of 4 ran 100 times slower per
+// element than rows of 1000 on an H200 (profiles/h200-141gb-hbm3e.json).
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
@@ -140,6 +144,98 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
+constexpr int kWarpRowMax = 256;
+
+// One warp per row of d1 <= 32 E elements (grid-stride over rows by warp).
+template <int E>
+__global__ void __launch_bounds__(kRowThreads)
+    adtopk_warp_rows_kernel(const float* g, int64_t rows, int64_t d1, int64_t rest, int64_t k1,
+                            float* out_values, int32_t* out_indices, uint8_t* flags,
+                            unsigned long long* first_bad) {
+  constexpr unsigned kAll = 0xFFFFFFFFu;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const unsigned below = (1u << lane) - 1u;  // lanes before this one
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (kRowThreads / 32);
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * (kRowThreads / 32) + threadIdx.x / 32; row < rows;
+       row += warps) {
+    const int64_t i0 = row / rest;
+    const int64_t base = i0 * d1 * rest + (row - i0 * rest);
+    uint32_t key[E];
+    bool valid[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const int64_t j = e * 32 + lane;
+      valid[e] = j < d1;
+      key[e] = valid[e] ? key_of(g[base + j * rest]) : 0u;
+      if (valid[e] && key[e] >= kNonFinite) atomicMin(first_bad, static_cast<unsigned long long>(base + j * rest));
+    }
+    // Radix select, most significant bit first: `prefix` holds the bits of T
+    // found so far, `need` how many of the keys sharing them still to take.
+    uint32_t prefix = 0;
+    uint32_t need = static_cast<uint32_t>(k1);
+    for (int b = 30; b >= 0; --b) {
+      const uint32_t want = (prefix | (1u << b)) >> b;
+      uint32_t count = 0;
+#pragma unroll
+      for (int e = 0; e < E; ++e) count += __popc(__ballot_sync(kAll, valid[e] && (key[e] >> b) == want));
+      if (count >= need) {
+        prefix |= 1u << b;
+      } else {
+        need -= count;
+      }
+    }
+    // In-order compaction: chunk e holds j in [32 e, 32 e + 32).
+    uint32_t taken = 0, ties_seen = 0;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const bool tie = valid[e] && key[e] == prefix;
+      const unsigned tie_votes = __ballot_sync(kAll, tie);
+      const bool sel = valid[e] && (key[e] > prefix || (tie && ties_seen + __popc(tie_votes & below) < need));
+      const unsigned sel_votes = __ballot_sync(kAll, sel);
+      if (sel) {
+        const int64_t flat = base + (e * 32 + lane) * rest;
+        if (flags) {
+          flags[flat] = 1;
+        } else {
+          const int64_t w = row * k1 + taken + __popc(sel_votes & below);
+          out_indices[w] = static_cast<int32_t>(flat);
+          out_values[w] = g[flat];
+        }
+      }
+      taken += __popc(sel_votes);
+      ties_seen += __popc(tie_votes);
+    }
+  }
+}
+
+// Launches the row kernel for d1: the warp kernel with the fewest registers
+// per lane that hold a row, else the block kernel.
+void launch_rows(const float* g, int64_t rows, int64_t d1, int64_t rest, int64_t k1, float* values,
+                 int32_t* indices, uint8_t* flags, unsigned long long* first_bad, int sm_count,
+                 cudaStream_t stream) {
+  const int64_t most_blocks = static_cast<int64_t>(sm_count) * 16;
+  if (d1 > kWarpRowMax) {
+    const int grid = static_cast<int>(std::min<int64_t>(rows, most_blocks));
+    adtopk_rows_kernel<<<grid, kRowThreads, 0, stream>>>(g, rows, d1, rest, k1, values, indices, flags, first_bad);
+    check(cudaGetLastError(), "adtopk_rows_kernel");
+    return;
+  }
+  const int grid = static_cast<int>(std::min<int64_t>((rows + kRowThreads / 32 - 1) / (kRowThreads / 32), most_blocks));
+  const auto launch = [&](auto kernel) {
+    kernel<<<grid, kRowThreads, 0, stream>>>(g, rows, d1, rest, k1, values, indices, flags, first_bad);
+  };
+  if (d1 <= 32) {
+    launch(adtopk_warp_rows_kernel<1>);
+  } else if (d1 <= 64) {
+    launch(adtopk_warp_rows_kernel<2>);
+  } else if (d1 <= 128) {
+    launch(adtopk_warp_rows_kernel<4>);
+  } else {
+    launch(adtopk_warp_rows_kernel<8>);
+  }
+  check(cudaGetLastError(), "adtopk_warp_rows_kernel");
+}
+
 }  // namespace
 
 int64_t adtopk(const float* g, const std::vector<int64_t>& shape, double rho, float* values,
@@ -165,10 +261,7 @@ int64_t adtopk(const float* g, const std::vector<int64_t>& shape, double rho, fl
     flags = static_cast<uint8_t*>(ws.device(detail::kSlotFlags, static_cast<size_t>(n)));
     check(cudaMemsetAsync(flags, 0, static_cast<size_t>(n), stream), "memset flags");
   }
-  const int grid = static_cast<int>(std::min<int64_t>(rows, static_cast<int64_t>(ws.sm_count()) * 16));
-  adtopk_rows_kernel<<<grid, kRowThreads, 0, stream>>>(g, rows, d1, rest, k1, values, indices, flags,
-                                                       first_bad);
-  check(cudaGetLastError(), "adtopk_rows_kernel");
+  launch_rows(g, rows, d1, rest, k1, values, indices, flags, first_bad, ws.sm_count(), stream);
   unsigned long long bad = 0;
   check(cudaMemcpyAsync(&bad, first_bad, sizeof bad, cudaMemcpyDeviceToHost, stream), "read");
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");

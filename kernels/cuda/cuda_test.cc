@@ -158,7 +158,9 @@ TEST_F(Cuda, RandomkMatchesCpu) {
 
 TEST_F(Cuda, AdtopkMatchesCpu) {
   const std::vector<std::vector<int64_t>> shapes = {
-      {1024, 1024}, {64, 64, 3, 3}, {7, 3, 5}, {50, 1280}, {300, 20000}, {4, 1}, {100000}, {2, 3, 1, 1}};
+      {1024, 1024}, {64, 64, 3, 3}, {7, 3, 5}, {50, 1280}, {300, 20000}, {4, 1}, {100000}, {2, 3, 1, 1},
+      // Rows of every warp kernel (d1 <= 32, 64, 128, 256) and the first block-kernel row.
+      {4096, 4}, {1000, 32}, {500, 33}, {300, 100}, {200, 256}, {100, 257}, {64, 200, 3}};
   for (const auto& shape : shapes) {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;

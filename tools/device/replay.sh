@@ -15,8 +15,8 @@
 # compression profile (PROFILE, a file or name), one markdown row each
 # (tools/train/validation_row.py); each validation (v/ and validate.log) goes
 # under VALIDATED/MODEL/PRESET/, by default beside its result (pass another
-# folder to keep committed runs untouched). Exit status 1 if any run or
-# validation failed.
+# folder to keep committed runs untouched). A trace found in OUTDIR/traces/
+# is used before traces/measured/'s. Exit status 1 if any run or validation failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 verb=${1:-}
@@ -52,9 +52,12 @@ elif [[ $verb == table && ($# -eq 4 || $# -eq 5) ]]; then
     label="$(basename "$(dirname "$(dirname "$result")")") / $(basename "$(dirname "$result")")"
     dir=$validated/${label/ \/ //}
     mkdir -p "$dir"
-    # The recorded scenario names a trace path on the GPU machine: point it at this checkout's copy.
+    # The recorded scenario names a trace path on the GPU machine: point it at this checkout's copy,
+    # OUTDIR/traces/ (a trace kept with its runs only) before traces/measured/.
     trace=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scenario"]["model"]["trace"])' "$result")
-    if "$sf" validate "$result" --set "model.trace=\"$here/traces/measured/$(basename "$trace")\"" \
+    trace=$(basename "$trace")
+    if [[ -f $out/traces/$trace ]]; then trace=$(realpath "$out/traces/$trace"); else trace=$here/traces/measured/$trace; fi
+    if "$sf" validate "$result" --set "model.trace=\"$trace\"" \
          --set "compression.profile=\"$profile\"" --out "$dir/v" >"$dir/validate.log" 2>&1; then
       /usr/bin/python3 "$here/tools/train/validation_row.py" "$dir/v/validation.json" "$label"
     else
