@@ -74,7 +74,8 @@ CostCurve CostCurve::scaled_above_floor(double factor) const {
 
 CompressionConfig CompressionConfig::parse(const JsonNode& node) {
   node.check_keys({"density", "sparsifier", "profile", "cpu_profile", "gpu_memory_gbytes_per_s",
-                   "pcie_gbytes_per_s", "cpu_threads", "side_stream_contention", "calls", "flush_bookkeeping_us"});
+                   "pcie_gbytes_per_s", "cpu_threads", "side_stream_contention", "calls", "flush_bookkeeping_us",
+                   "request_bookkeeping_us"});
   CompressionConfig c;
   c.density = node.get_number("density", c.density, 0, 1, /*min_exclusive=*/true);
   if (auto s = node.optional_child("sparsifier")) {
@@ -93,6 +94,9 @@ CompressionConfig CompressionConfig::parse(const JsonNode& node) {
   c.cpu_threads = int(node.get_int("cpu_threads", c.cpu_threads, 1, 4096));
   c.side_stream_contention = node.get_number("side_stream_contention", c.side_stream_contention, 0, 100);
   if (node.has("flush_bookkeeping_us")) c.flush_bookkeeping_us = node.get_number("flush_bookkeeping_us", 0, 0, 1e6);
+  if (node.has("request_bookkeeping_us")) {
+    c.request_bookkeeping_us = node.get_number("request_bookkeeping_us", 0, 0, 1e6);
+  }
   if (auto calls = node.optional_child("calls")) {
     const std::string value = calls->as_string();
     if (value != "hot" && value != "after-compute") {
@@ -114,6 +118,7 @@ Json CompressionConfig::to_json() const {
             {"calls", calls_after_compute ? "after-compute" : "hot"}};
   if (!sparsifier.empty()) j["sparsifier"] = sparsifier;
   if (flush_bookkeeping_us) j["flush_bookkeeping_us"] = *flush_bookkeeping_us;
+  if (request_bookkeeping_us) j["request_bookkeeping_us"] = *request_bookkeeping_us;
   return j;
 }
 
@@ -179,6 +184,9 @@ ProfileCurves load_profile_curves(const Json& document, const std::string& file)
   if (auto bookkeeping = root.optional_child("flush_bookkeeping")) {
     curves.flush_bookkeeping_us = bookkeeping->child("time_us").as_number(0, 1e6);
   }
+  if (auto bookkeeping = root.optional_child("request_bookkeeping")) {
+    curves.request_bookkeeping_us = bookkeeping->child("time_us").as_number(0, 1e6);
+  }
   return curves;
 }
 
@@ -214,9 +222,11 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns;
     // Measured after compute, as the runtime meets it in training only.
     if (config.calls_after_compute) flush_bookkeeping_us_ = measured.flush_bookkeeping_us;
+    request_bookkeeping_us_ = measured.request_bookkeeping_us;
     gpu_source_ = file;
   }
   if (config.flush_bookkeeping_us) flush_bookkeeping_us_ = *config.flush_bookkeeping_us;
+  if (config.request_bookkeeping_us) request_bookkeeping_us_ = *config.request_bookkeeping_us;
   // CPU curves: the named profile, else the one measured on the development
   // machine when it is compiled in (cpu_ns() reports their absence).
   const std::string cpu_name = config.cpu_profile.empty() ? kDefaultCpuProfile : config.cpu_profile;
@@ -394,6 +404,8 @@ TimeNs CompressionCost::pack_entry_ns(int64_t elements, int64_t pairs) const {
 
 TimeNs CompressionCost::flush_bookkeeping_ns() const { return us_to_ns(flush_bookkeeping_us_); }
 
+TimeNs CompressionCost::request_bookkeeping_ns() const { return us_to_ns(request_bookkeeping_us_); }
+
 std::string CompressionCost::compression_costs() const {
   std::string costs = gpu_source_;
   if (config_.calls_after_compute) {
@@ -404,6 +416,11 @@ std::string CompressionCost::compression_costs() const {
   if (flush_bookkeeping_us_ > 0) {
     costs += fmt::format("; the runtime's bookkeeping, {:g} us per packed flush ({})", flush_bookkeeping_us_,
                          config_.flush_bookkeeping_us ? "compression.flush_bookkeeping_us" : "the profile's");
+  }
+  if (request_bookkeeping_us_ > 0) {
+    costs += fmt::format("; the runtime's bookkeeping, {:g} us per inline compression request ({})",
+                         request_bookkeeping_us_,
+                         config_.request_bookkeeping_us ? "compression.request_bookkeeping_us" : "the profile's");
   }
   return costs;
 }

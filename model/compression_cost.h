@@ -62,6 +62,13 @@ struct CompressionConfig {
   // profile's measured flush_bookkeeping (profile-kernels --after-compute on
   // a CPU), else 0; set, it replaces the profile's.
   std::optional<double> flush_bookkeeping_us;
+  // The runtime's own work per inline compression request on a GPU beyond
+  // the kernels the profile times (compress_resident's scatter, index copy,
+  // event and stream synchronisation; the fill's index copies), in
+  // microseconds, charged to every inline request. Unset: the profile's
+  // measured request_bookkeeping (profile-kernels --device cuda), else 0;
+  // set, it replaces the profile's.
+  std::optional<double> request_bookkeeping_us;
 
   static CompressionConfig parse(const JsonNode& node);
   Json to_json() const;
@@ -85,7 +92,8 @@ struct KernelCurves {
 struct ProfileCurves {
   KernelCurves hot, cold, after_compute;
   double unpack_bytes_per_ns = 0;
-  double flush_bookkeeping_us = 0;  // the profile's flush_bookkeeping.time_us, 0 without one
+  double flush_bookkeeping_us = 0;    // the profile's flush_bookkeeping.time_us, 0 without one
+  double request_bookkeeping_us = 0;  // the profile's request_bookkeeping.time_us, 0 without one
 };
 ProfileCurves load_profile_curves(const Json& document, const std::string& file);
 
@@ -135,6 +143,9 @@ class CompressionCost {
   // The runtime's bookkeeping per packed flush (CompressionConfig::flush_bookkeeping_us,
   // else the profile's).
   TimeNs flush_bookkeeping_ns() const;
+  // The runtime's bookkeeping per inline compression request
+  // (CompressionConfig::request_bookkeeping_us, else the profile's).
+  TimeNs request_bookkeeping_ns() const;
   // Zero-fill the dense buffer and scatter-add every worker's pairs.
   TimeNs decompression_ns(int64_t elements, int64_t gathered_pairs) const;
   const CompressionConfig& config() const { return config_; }
@@ -149,6 +160,7 @@ class CompressionCost {
   KernelCurves cpu_;         // the CPU profile's (hot: offloaded selections read a fresh host copy)
   double unpack_bytes_per_ns_;
   double flush_bookkeeping_us_ = 0;
+  double request_bookkeeping_us_ = 0;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;
 

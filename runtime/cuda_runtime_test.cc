@@ -20,6 +20,7 @@
 #include "runtime/driver.h"
 #include "runtime/nccl_communicator.h"
 #include "runtime/oracle_select.h"
+#include "runtime/request_cost.h"
 #include "runtime/resident_payloads.h"
 
 namespace sparsefuse::runtime {
@@ -166,6 +167,32 @@ TEST(NcclRuntime, HybridAndOffloadedBucketsOnTheDevicePassTheOracle) {
     if (outcome.check_failure.empty()) {
       EXPECT_EQ(outcome.executor["payloads"], "device");
     }
+  }
+}
+
+// The engine's recorded compression of a one-tensor bucket (what
+// profile-kernels records request_bookkeeping from) holds the fused EF top-k
+// kernel it runs: at least that kernel's own event time at the same size,
+// and far under a millisecond for 1e4 elements. Bad options are refused.
+TEST(NcclRuntime, ResidentCompressionCostHoldsItsKernel) {
+  RequestCostOptions o;
+  o.elements = 10000;
+  const double engine_us = measure_resident_compression_us(o);
+  kernels::cuda::Workspace ws;
+  kernels::cuda::DeviceBuffer<float> g(o.elements), r(o.elements), v(o.elements);
+  kernels::cuda::DeviceBuffer<int32_t> ix(o.elements);
+  kernels::cuda::fill_normal(g.data(), o.elements, 1, 1e-3f);
+  kernels::cuda::fill_normal(r.data(), o.elements, 2, 1e-4f);
+  const double kernel_us = kernels::cuda::median_event_time_us(
+      [&] { kernels::cuda::ef_topk(r.data(), g.data(), o.elements, 100, v.data(), ix.data(), ws); }, 20);
+  EXPECT_GE(engine_us, 0.9 * kernel_us) << engine_us << " us engine, " << kernel_us << " us kernel";
+  EXPECT_LT(engine_us, 1000.0);
+  RequestCostOptions no_elements, no_modules, too_dense;
+  no_elements.elements = 0;
+  no_modules.modules = 0;
+  too_dense.density = 1.5;
+  for (const RequestCostOptions& bad : {no_elements, no_modules, too_dense}) {
+    EXPECT_THROW(measure_resident_compression_us(bad), std::invalid_argument);
   }
 }
 

@@ -31,36 +31,12 @@ void fill(float* g, int64_t n, uint64_t seed) {
   for (int64_t i = 0; i < n; ++i) g[i] = float(int64_t((seed * 2654435761u + uint64_t(i) * 40503u) % 2001) - 1000) * 1e-3f;
 }
 
-// MODULES weight-bias pairs of one-dimensional tensors of N elements,
-// written where the scenario loader reads it (removed once parsed).
-std::string write_trace(const FlushCostOptions& o) {
-  char path[] = "/tmp/sparsefuse_flush_cost_XXXXXX.json";
-  const int fd = mkstemps(path, 5);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary trace for the flush measurement");
-  close(fd);
-  Json tensors = Json::array();
-  for (int m = 0; m < o.modules; ++m) {
-    for (const char* parameter : {"weight", "bias"}) {
-      tensors.push_back({{"name", "layer" + std::to_string(m) + "." + parameter},
-                         {"shape", {o.elements}},
-                         {"elements", o.elements},
-                         {"ready_ns", 1000 * (int64_t(tensors.size()) + 1)}});
-    }
-  }
-  const Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "flush-cost"}, {"batch_size", 1},
-                      {"dtype", "float32"}, {"provenance", {{"kind", "analytic"}, {"method", "runtime/flush_cost"}}},
-                      {"forward_ns", 1000}, {"backward_ns", 2000 * o.modules}, {"optimizer_ns", 1000},
-                      {"tensors", tensors}};
-  std::ofstream(path) << trace.dump();
-  return path;
-}
-
 struct Pair {
   std::vector<double> weight, bias;
 };
 
 Pair engine_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
-  const std::string trace = write_trace(o);
+  const std::string trace = write_module_pairs_trace(o.elements, o.modules);
   const Json doc = {{"model", {{"trace", trace}}},
                     {"workers", 1},
                     {"scheme", {{"preset", "adtopk"}, {"error_feedback", "none"}}},
@@ -120,6 +96,28 @@ Pair kernel_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
 }
 
 }  // namespace
+
+std::string write_module_pairs_trace(int64_t elements, int modules) {
+  char path[] = "/tmp/sparsefuse_flush_cost_XXXXXX.json";
+  const int fd = mkstemps(path, 5);
+  if (fd < 0) throw std::runtime_error("cannot create a temporary trace for the flush measurement");
+  close(fd);
+  Json tensors = Json::array();
+  for (int m = 0; m < modules; ++m) {
+    for (const char* parameter : {"weight", "bias"}) {
+      tensors.push_back({{"name", "layer" + std::to_string(m) + "." + parameter},
+                         {"shape", {elements}},
+                         {"elements", elements},
+                         {"ready_ns", 1000 * (int64_t(tensors.size()) + 1)}});
+    }
+  }
+  const Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "flush-cost"}, {"batch_size", 1},
+                      {"dtype", "float32"}, {"provenance", {{"kind", "analytic"}, {"method", "runtime/flush_cost"}}},
+                      {"forward_ns", 1000}, {"backward_ns", 2000 * modules}, {"optimizer_ns", 1000},
+                      {"tensors", tensors}};
+  std::ofstream(path) << trace.dump();
+  return path;
+}
 
 FlushCost measure_flush_cost(const FlushCostOptions& o) {
   if (o.elements < 1 || o.modules < 1 || o.iterations < 1 || o.evict_bytes < 0) {

@@ -8,6 +8,7 @@
 // flush_bookkeeping table, which the simulator charges per packed flush:
 // docs/simulator-model.md, "Calls after compute").
 #include <cstdint>
+#include <string>
 
 namespace sparsefuse::runtime {
 
@@ -35,5 +36,10 @@ struct FlushCost {
 // Throws std::invalid_argument for elements, modules or iterations < 1 or
 // evict_bytes < 0.
 FlushCost measure_flush_cost(const FlushCostOptions& options);
+
+// A trace of MODULES weight-bias pairs of one-dimensional tensors of ELEMENTS
+// each, written to a new temporary file whose path it returns (the caller
+// removes it once parsed). Shared with runtime/request_cost.h.
+std::string write_module_pairs_trace(int64_t elements, int modules);
 
 }  // namespace sparsefuse::runtime

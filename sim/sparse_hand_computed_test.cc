@@ -32,6 +32,24 @@ Json layerwise(const char* alignment) {
   return {{"preset", "topk-layerwise"}, {"density", 0.04}, {"error_feedback", "none"}, {"alignment", alignment}};
 }
 
+// PROFILE's TABLE (a bookkeeping object) without time_us, or with a negative
+// one, is refused naming both.
+void expect_bookkeeping_without_time_refused(const char* profile, const std::string& table) {
+  Json bad = load_json_file(profile);
+  bad[table].erase("time_us");
+  for (const Json& bookkeeping : {bad[table], Json{{"time_us", -0.5}}}) {
+    bad[table] = bookkeeping;
+    try {
+      model::load_profile_curves(bad, "p.json");
+      ADD_FAILURE() << "accepted " << table << " " << bookkeeping.dump();
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("/" + table), std::string::npos) << what;
+      EXPECT_NE(what.find("time_us"), std::string::npos) << what;
+    }
+  }
+}
+
 // Per-tensor top-k, k = floor(250 * 0.04) = 10 pairs = 80 B per worker.
 // Each tensor: its kernel (1000 ns), then 1000 ns of inline compression:
 // flushes at 3000, 5000, 7000; backward ends 7000. Allgather (p = 2):
@@ -221,19 +239,36 @@ TEST(SparseHandComputed, TheProfilesBookkeepingIsChargedAfterCompute) {
   Json doc = tiny_scenario(layerwise("fixed-k"), 2, profile, "after-compute");
   doc["compression"]["flush_bookkeeping_us"] = 0;
   for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 3750e-9);
-  Json bad = load_json_file(profile);
-  bad["flush_bookkeeping"].erase("time_us");
-  for (const Json& flush : {bad["flush_bookkeeping"], Json{{"time_us", -0.5}}}) {
-    bad["flush_bookkeeping"] = flush;
-    try {
-      model::load_profile_curves(bad, "p.json");
-      FAIL() << "accepted flush_bookkeeping " << flush.dump();
-    } catch (const InputError& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("/flush_bookkeeping"), std::string::npos) << what;
-      EXPECT_NE(what.find("time_us"), std::string::npos) << what;
-    }
+  expect_bookkeeping_without_time_refused(profile, "flush_bookkeeping");
+}
+
+// A profile's request bookkeeping (profile-unit-request.json:
+// profile-unit-pack.json plus request_bookkeeping.time_us = 0.3) is charged
+// per inline compression request, hot calls included: per-tensor top-k,
+// 1000 + 300 + pack 500 = 1800 ns per bucket, named in compression_costs; a
+// scenario's value replaces it (0: 1500); a dense allreduce compresses
+// nothing and pays nothing. A request_bookkeeping without time_us, or a
+// negative one, and a negative scenario value are refused.
+TEST(SparseHandComputed, EveryInlineRequestPaysTheProfilesRequestBookkeeping) {
+  const char* profile = "tests/data/profile-unit-request.json";
+  model::RunResult r = run_tiny(layerwise("fixed-k"), 2, profile);
+  ASSERT_EQ(r.buckets.size(), 3u);
+  for (const auto& b : r.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 1800e-9);
+  EXPECT_NE(r.compression_costs.find("0.3 us per inline compression request (the profile's)"), std::string::npos)
+      << r.compression_costs;
+  Json doc = tiny_scenario(layerwise("fixed-k"), 2, profile);
+  doc["compression"]["request_bookkeeping_us"] = 0;
+  for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
+  doc["scheme"] = "wfbp";
+  for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 0);
+  doc["compression"]["request_bookkeeping_us"] = -1;
+  try {
+    model::parse_scenario(doc, "s.json");
+    FAIL() << "a negative request_bookkeeping_us was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/compression/request_bookkeeping_us"), std::string::npos) << e.what();
   }
+  expect_bookkeeping_without_time_refused(profile, "request_bookkeeping");
 }
 
 // ADTopk on tensor b ([10, 25]: rows of 25) with tests/data/profile-unit-adtopk-rows.json

@@ -150,7 +150,8 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
     case policy::Placement::kGpuInline: {
       // Inline calls follow the backward step that made the gradient ready.
       const TimeNs entry = follows_compute(r) ? cost_.entry_ns(r.sparsifier, r.error_feedback, r.elements, r.density) : 0;
-      const TimeNs inline_ns = gpu + TimeNs(std::llround(double(entry) * s.scale));
+      const TimeNs inline_ns =
+          gpu + TimeNs(std::llround(double(entry + cost_.request_bookkeeping_ns()) * s.scale));
       out.done = run_inline(now, inline_ns);
       last_inline_end_ = r.end_tensor;
       pending_compression_ += inline_ns;

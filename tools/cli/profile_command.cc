@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/profiler.h"
 #include "runtime/flush_cost.h"
+#include "runtime/request_cost.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 #include "tools/cli/process_barrier.h"
@@ -59,22 +61,79 @@ void add_flush_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
                  "of the code; time_us: the median weight (after compute) figure"}};
 }
 
+// The profile's time at (KERNEL, ELEMENTS, DENSITY), if it measured that point.
+std::optional<double> profile_point_us(const Json& profile, const std::string& kernel, int64_t elements,
+                                       double density) {
+  const Json& points = profile["compression"][kernel];
+  for (const Json& p : points) {
+    if (p["elements"].get<int64_t>() == elements && p["density"].get<double>() == density) {
+      return p["time_us"].get<double>();
+    }
+  }
+  return std::nullopt;
+}
+
+// On a GPU, with ef_topk and pack among the kernels measured, the runtime's
+// own work per inline compression request (runtime/request_cost.h) at the
+// profile's sizes 1e3, 1e4 and 1e5 and density 0.01, where it measured them:
+// the engine's recorded compression of a one-tensor bucket less the
+// profile's ef_topk and pack there, which the simulator charges for it.
+// time_us, the median, is what the simulator adds per inline request.
+void add_request_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
+  if (o.device != "cuda" || !kernels::measures(o, "ef_topk") || !kernels::measures(o, "pack")) return;
+  constexpr double kDensity = 0.01;
+  Json points = Json::array();
+  std::vector<double> bookkeeping;
+  for (const int64_t elements : {1000, 10000, 100000}) {
+    const std::optional<double> ef = profile_point_us(profile, "ef_topk", elements, kDensity);
+    const std::optional<double> pack = profile_point_us(profile, "pack", elements, kDensity);
+    if (!ef || !pack) continue;
+    runtime::RequestCostOptions r;
+    r.elements = elements;
+    r.density = kDensity;
+    const double engine = runtime::measure_resident_compression_us(r);
+    points.push_back({{"elements", elements}, {"density", kDensity}, {"engine_us", engine},
+                      {"kernels_us", *ef + *pack}, {"bookkeeping_us", engine - *ef - *pack}});
+    bookkeeping.push_back(engine - *ef - *pack);
+  }
+  if (bookkeeping.empty()) return;
+  profile["request_bookkeeping"] = {
+      {"time_us", std::max(0.0, median(bookkeeping))},
+      {"points", points},
+      {"method", "runtime/request_cost: the engine's recorded compression of one-tensor topk-layerwise buckets with "
+                 "error feedback on one rank (NCCL on one GPU, device-resident payloads), less this profile's "
+                 "ef_topk and pack at the same size and density; time_us: the median over sizes"}};
+}
+
 // This process's profile: the kernels, then the runtime's bookkeeping.
 kernels::ProfileRun measure(const kernels::ProfileOptions& o) {
   kernels::ProfileRun run = kernels::run_profile(o);
   add_flush_bookkeeping(o, run.profile);
+  add_request_bookkeeping(o, run.profile);
   return run;
 }
 
-void print_flush_bookkeeping(const Json& profile) {
-  if (!profile.contains("flush_bookkeeping")) return;
-  std::cout << "runtime bookkeeping per packed flush: " << profile["flush_bookkeeping"]["time_us"].get<double>()
-            << " us (after compute, the median by bucket size";
-  for (const auto& p : profile["flush_bookkeeping"]["points"]) {
-    std::cout << fmt::format("; {}: {:.2f} (after its module-mate's {:.2f})", p["elements"].get<int64_t>(),
-                             p["after_compute_us"].get<double>(), p["after_module_mate_us"].get<double>());
+// The runtime bookkeeping the profile recorded, one line each.
+void print_bookkeeping(const Json& profile) {
+  if (profile.contains("flush_bookkeeping")) {
+    std::cout << "runtime bookkeeping per packed flush: " << profile["flush_bookkeeping"]["time_us"].get<double>()
+              << " us (after compute, the median by bucket size";
+    for (const auto& p : profile["flush_bookkeeping"]["points"]) {
+      std::cout << fmt::format("; {}: {:.2f} (after its module-mate's {:.2f})", p["elements"].get<int64_t>(),
+                               p["after_compute_us"].get<double>(), p["after_module_mate_us"].get<double>());
+    }
+    std::cout << ")\n";
   }
-  std::cout << ")\n";
+  if (profile.contains("request_bookkeeping")) {
+    std::cout << "runtime bookkeeping per inline compression request: "
+              << profile["request_bookkeeping"]["time_us"].get<double>() << " us (the median by tensor size";
+    for (const auto& p : profile["request_bookkeeping"]["points"]) {
+      std::cout << fmt::format("; {}: engine {:.1f} - kernels {:.1f} = {:.1f}", p["elements"].get<int64_t>(),
+                               p["engine_us"].get<double>(), p["kernels_us"].get<double>(),
+                               p["bookkeeping_us"].get<double>());
+    }
+    std::cout << ")\n";
+  }
 }
 
 // A forked process's profile, written to PATH; abandons the barrier if it
@@ -201,7 +260,7 @@ int run_profile_kernels(const Args& args) {
       processes > 1 ? profile_together(o, processes, vm["out"].as<std::string>()) : measure(o);
   kernels::print_profile_table(run, stdout);
   std::fflush(stdout);
-  print_flush_bookkeeping(run.profile);
+  print_bookkeeping(run.profile);
   if (vm.count("out")) {
     write_file_atomically(vm["out"].as<std::string>(), run.profile.dump(2) + "\n");
     std::cout << "wrote " << vm["out"].as<std::string>() << "\n";
