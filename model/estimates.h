@@ -20,9 +20,11 @@ class CostModelEstimator : public policy::CostEstimator {
   }
   TimeNs coordination_ns() const override { return network_.coordination_ns(); }
   // What the simulator will charge an inline call: its curve, plus its entry
-  // cost where calls come right after compute (compression.calls).
+  // cost where calls come right after compute (compression.calls), plus the
+  // runtime's bookkeeping per request (a GPU profile's request_bookkeeping).
   TimeNs compression_ns(policy::Sparsifier s, int64_t elements, double density) const override {
-    return compression_.gpu_ns(s, elements, density) + compression_.entry_ns(s, false, elements, density);
+    return compression_.gpu_ns(s, elements, density) + compression_.entry_ns(s, false, elements, density) +
+           compression_.request_bookkeeping_ns();
   }
   TimeNs cpu_compression_ns(policy::Sparsifier s, int64_t elements, double density) const override {
     return compression_.cpu_ns(s, elements, density);

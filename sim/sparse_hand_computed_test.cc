@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/alignment.h"
+#include "model/plan.h"
 #include "model/scenario.h"
 #include "sim/simulator.h"
 
@@ -269,6 +270,10 @@ TEST(SparseHandComputed, EveryInlineRequestPaysTheProfilesRequestBookkeeping) {
     EXPECT_NE(std::string(e.what()).find("/compression/request_bookkeeping_us"), std::string::npos) << e.what();
   }
   expect_bookkeeping_without_time_refused(profile, "request_bookkeeping");
+  // The planners see it too: the scheme's cost estimate of a request is the
+  // curve's 1000 ns plus the 300.
+  const model::ScenarioPlan planned(model::parse_scenario(tiny_scenario(layerwise("fixed-k"), 2, profile), ""));
+  EXPECT_EQ(planned.estimates.compression_ns(policy::Sparsifier::kTopk, 250, 0.04), 1300);
 }
 
 // ADTopk on tensor b ([10, 25]: rows of 25) with tests/data/profile-unit-adtopk-rows.json
