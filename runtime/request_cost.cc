@@ -38,8 +38,12 @@ double measure_resident_compression_us(const RequestCostOptions& o) {
   RunOptions options;
   options.transport = "nccl";
   options.device = "cuda";
-  options.make_compressor = [device](const ModelLayout& layout) { return std::make_unique<CudaCompressor>(layout, device); };
-  options.make_plane = [device](const ModelLayout& layout) { return std::make_unique<ResidentPayloads>(layout, device); };
+  options.make_compressor = [device](const ModelLayout& layout) {
+    return std::make_unique<CudaCompressor>(layout, device);
+  };
+  options.make_plane = [device](const ModelLayout& layout) {
+    return std::make_unique<ResidentPayloads>(layout, device);
+  };
   const RunOutcome outcome = run_scenario(scenario, *planned, comm, options);
   std::vector<double> us;
   for (const model::BucketRecord& b : outcome.result.buckets) us.push_back(b.compression_s * 1e6);
