@@ -178,7 +178,11 @@ policy::CompressionOutcome RankEngine::compress_offloaded(const policy::Compress
   if (!offload_) offload_ = std::make_unique<OffloadPool>(layout_, config_.cpu_threads);
   const int id = reserve_selection(r);
   RangeSelection* slot = &selections_[id];  // reserved: no reallocation
-  offload_jobs_[id] = offload_->submit(r.placement, [this, r, slot](Compressor& c) { run_selection(c, r, *slot); });
+  offload_jobs_[id] = offload_->submit(r.placement, [this, r, slot](Compressor& c) {
+    const TimeNs begin = since_start();
+    run_selection(c, r, *slot);
+    slot->offloaded_ns = since_start() - begin;
+  });
   return {now, r.expected_count};
 }
 
@@ -281,14 +285,29 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
       [this, raw](Communicator& comm) {
         if (!raw->offload_jobs.empty()) {
           for (uint64_t job : raw->offload_jobs) offload_->wait(job);
+          const TimeNs begin = since_start();
           bucket_segments(raw->bucket, layout_, compressed_by_, selections_, raw->segments);
           if (plane_) hand_offloaded_to_plane(*raw);
           fill(*raw);
+          // As the simulator counts a bucket's compression: its selections'
+          // run times wherever they ran, then its packing.
+          raw->compression_ns += offloaded_ns(*raw) + (since_start() - begin);
         }
         execute(*raw, comm);
       },
       describe_flush(*x));
   exchanges_.push_back(std::move(x));
+}
+
+TimeNs RankEngine::offloaded_ns(const BucketExchange& x) const {
+  TimeNs sum = 0;
+  int last = -1;
+  for (const Segment& s : x.segments) {
+    if (s.selection < 0 || s.selection == last || !offload_jobs_[size_t(s.selection)]) continue;
+    sum += selections_[size_t(s.selection)].offloaded_ns;
+    last = s.selection;
+  }
+  return sum;
 }
 
 // The CPU's selections (from the host copy of the gradient, which is the

@@ -222,6 +222,8 @@ class RankEngine : public policy::WorkerContext, public CoordinatedExecutor {
   TimeNs scaled(TimeNs trace_ns) const;
   void expect(Phase phase, const char* call) const;
   void hand_offloaded_to_plane(const BucketExchange& exchange);
+  // The summed run times of the offloaded selections EXCHANGE carries.
+  TimeNs offloaded_ns(const BucketExchange& exchange) const;
   std::unique_ptr<BucketExchange> reuse_exchange();
   // Records that tensors [FIRST, END) are selected into slot (returned) of selections_.
   int reserve_range(int first, int end);

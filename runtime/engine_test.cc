@@ -12,6 +12,7 @@
 
 #include "common/rng.h"
 #include "kernels/synthetic.h"
+#include "kernels/topk.h"
 #include "runtime/coordinator.h"
 #include "runtime/driver.h"
 #include "runtime/engine.h"
@@ -592,6 +593,33 @@ TEST(RankEngine, ReplayedIterationsStartTheirClocksAfterABarrier) {
       EXPECT_EQ(barriers.load(), i + 1) << scheme.dump();
     }
   }
+}
+
+// A top-k that takes at least 2 ms (then the real one), for timing checks.
+kernels::Selection slow_topk(const float* data, int64_t n, int64_t k) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  return kernels::topk_abs(data, n, k);
+}
+
+// A bucket's compression counts its offloaded selections' run times, as the
+// simulator counts them: SSFusion-O sparsifying ahead with top-k over mixed40
+// puts one tensor of each two-tensor bucket on a CPU thread and selects the
+// other inline; with every top-k taking at least 2 ms, each bucket records at
+// least 4 ms. Without the offloaded one it recorded the inline one alone.
+TEST(Driver, OffloadedSelectionsCountInTheirBucketsCompression) {
+  Json doc = {{"model", {{"trace", "tests/data/mixed40.json"}}},
+              {"workers", 1},
+              {"warmup_iterations", 0},
+              {"iterations", 1},
+              {"scheme", {{"preset", "ssfusion-o"}, {"placement", "ahead"}, {"sparsifier", "topk"}}},
+              {"compression", {{"density", 0.01}}}};
+  topk_override = &slow_topk;
+  const RunOutcome outcome = run_checked(model::parse_scenario(doc, "mixed40.json"));
+  topk_override = nullptr;
+  EXPECT_EQ(outcome.check_failure, "");
+  ASSERT_EQ(outcome.result.plan["cpu_offloaded_tensors"], 20);
+  ASSERT_EQ(outcome.result.buckets.size(), 20u);
+  for (const model::BucketRecord& b : outcome.result.buckets) EXPECT_GE(b.compression_s, 4e-3);
 }
 
 TEST(Driver, RefusesWhatItCannotRunAsBadInput) {

@@ -44,6 +44,7 @@ namespace sparsefuse::runtime {
 struct RangeSelection {
   int first = 0, end = 0;
   kernels::Selection selection;
+  TimeNs offloaded_ns = 0;  // an offloaded selection's run time on its thread (0 inline)
 };
 
 // A piece of a bucket's range: one compression request's tensors (SELECTION
