@@ -165,6 +165,9 @@ ProfileCurves load_profile_curves(const Json& document, const std::string& file)
   JsonNode format = root.child("format");
   if (format.as_string() != "sparsefuse-profile/1") format.fail("expected \"sparsefuse-profile/1\"");
   load_kernel_curves(root.child("compression"), curves.hot);
+  if (auto device = root.optional_child("device"); device && device->has("kind")) {
+    curves.gpu = device->child("kind").as_string() == "cuda";
+  }
   if (auto cold = root.optional_child("compression_cold")) load_kernel_curves(*cold, curves.cold);
   if (auto after = root.optional_child("compression_after_compute")) load_kernel_curves(*after, curves.after_compute);
   // An effective bandwidth from the measured unpack points, if any.
@@ -220,8 +223,9 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     cold_ = std::move(measured.cold);
     after_ = std::move(measured.after_compute);
     if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns;
-    // Measured after compute, as the runtime meets it in training only.
-    if (config.calls_after_compute) flush_bookkeeping_us_ = measured.flush_bookkeeping_us;
+    // A CPU's is measured after compute, as the runtime meets it in training
+    // only; a GPU's is host work every flush pays, trace replays included.
+    if (config.calls_after_compute || measured.gpu) flush_bookkeeping_us_ = measured.flush_bookkeeping_us;
     request_bookkeeping_us_ = measured.request_bookkeeping_us;
     gpu_source_ = file;
   }

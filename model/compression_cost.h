@@ -60,7 +60,8 @@ struct CompressionConfig {
   // out the pack, on objects touched once an iteration), in microseconds,
   // charged to every packed bucket. Unset: with calls after compute, the
   // profile's measured flush_bookkeeping (profile-kernels --after-compute on
-  // a CPU), else 0; set, it replaces the profile's.
+  // a CPU), and a GPU profile's (profile-kernels --device cuda) with any
+  // calls, else 0; set, it replaces the profile's.
   std::optional<double> flush_bookkeeping_us;
   // The runtime's own work per inline compression request on a GPU beyond
   // the kernels the profile times (compress_resident's scatter, index copy,
@@ -94,6 +95,7 @@ struct ProfileCurves {
   double unpack_bytes_per_ns = 0;
   double flush_bookkeeping_us = 0;    // the profile's flush_bookkeeping.time_us, 0 without one
   double request_bookkeeping_us = 0;  // the profile's request_bookkeeping.time_us, 0 without one
+  bool gpu = false;                   // device.kind is "cuda"
 };
 ProfileCurves load_profile_curves(const Json& document, const std::string& file);
 

@@ -28,7 +28,7 @@ double measure_resident_compression_us(const RequestCostOptions& o) {
                     {"workers", 1},
                     {"warmup_iterations", 1},
                     {"iterations", o.iterations},
-                    {"scheme", "topk-layerwise"},
+                    {"scheme", o.scheme},
                     {"compression", {{"density", o.density}}}};
   const model::Scenario scenario = model::parse_scenario(doc, "request_cost");
   std::remove(trace.c_str());

@@ -276,6 +276,24 @@ TEST(SparseHandComputed, EveryInlineRequestPaysTheProfilesRequestBookkeeping) {
   EXPECT_EQ(planned.estimates.compression_ns(policy::Sparsifier::kTopk, 250, 0.04), 1300);
 }
 
+// A GPU profile's flush bookkeeping (profile-unit-gpu-bookkeeping.json:
+// device kind cuda, request_bookkeeping 0.3 us, flush_bookkeeping 0.25 us)
+// is charged with hot calls too, unlike a CPU profile's: per-tensor top-k,
+// 1000 + 300 + pack 500 + 250 = 2050 ns per bucket; ADTopk's dense-as-pairs
+// buckets a and c (no request) 2000 + 250, its sparse b 1000 + 300 + 500 + 250.
+TEST(SparseHandComputed, AGpuProfilesFlushBookkeepingIsChargedWithHotCalls) {
+  const char* profile = "tests/data/profile-unit-gpu-bookkeeping.json";
+  model::RunResult r = run_tiny(layerwise("fixed-k"), 2, profile);
+  ASSERT_EQ(r.buckets.size(), 3u);
+  for (const auto& b : r.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 2050e-9);
+  Json doc = tiny_scenario({{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}}, 2, profile);
+  model::RunResult ad = simulate(model::parse_scenario(doc, ""));
+  ASSERT_EQ(ad.buckets.size(), 3u);
+  EXPECT_DOUBLE_EQ(ad.buckets[0].compression_s, 2250e-9);
+  EXPECT_DOUBLE_EQ(ad.buckets[1].compression_s, 2050e-9);
+  EXPECT_DOUBLE_EQ(ad.buckets[2].compression_s, 2250e-9);
+}
+
 // ADTopk on tensor b ([10, 25]: rows of 25) with tests/data/profile-unit-adtopk-rows.json
 // (4 us on rows of 5, 1 us on rows of 125, rows of 10000 measured from 10000
 // elements only): halfway in log between 5 and 125, sqrt(4 x 1) = 2 us. The

@@ -73,65 +73,90 @@ std::optional<double> profile_point_us(const Json& profile, const std::string& k
   return std::nullopt;
 }
 
+// The engine's recorded compression (median over one-tensor buckets) of
+// SCHEME over one-dimensional tensors of ELEMENTS on this GPU (runtime/request_cost.h).
+double engine_us(const Json& scheme, int64_t elements, double density) {
+  runtime::RequestCostOptions r;
+  r.elements = elements;
+  r.density = density;
+  r.scheme = scheme;
+  return runtime::measure_resident_compression_us(r);
+}
+
+// One bookkeeping table: time_us (the median of the points' bookkeeping_us,
+// at least 0), the points and how they were measured.
+Json bookkeeping_table(const Json& points, const std::string& method) {
+  std::vector<double> figures;
+  for (const Json& p : points) figures.push_back(p["bookkeeping_us"].get<double>());
+  return {{"time_us", std::max(0.0, median(figures))}, {"points", points}, {"method", method}};
+}
+
 // On a GPU, with ef_topk and pack among the kernels measured, the runtime's
-// own work per inline compression request (runtime/request_cost.h) at the
-// profile's sizes 1e3, 1e4 and 1e5 and density 0.01, where it measured them:
-// the engine's recorded compression of a one-tensor bucket less the
-// profile's ef_topk and pack there, which the simulator charges for it.
-// time_us, the median, is what the simulator adds per inline request.
-void add_request_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
+// own work (runtime/request_cost.h) at the profile's sizes 1e3, 1e4 and 1e5,
+// where it measured them: per packed flush (flush_bookkeeping), ADTopk's
+// one-dimensional buckets sent dense as pairs less the profile's pack at
+// density 1; per inline compression request (request_bookkeeping),
+// topk-layerwise's buckets less the profile's ef_topk and pack at density
+// 0.01 and less that size's flush figure. Each time_us is the median by size.
+void add_gpu_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
   if (o.device != "cuda" || !kernels::measures(o, "ef_topk") || !kernels::measures(o, "pack")) return;
   constexpr double kDensity = 0.01;
-  Json points = Json::array();
-  std::vector<double> bookkeeping;
+  const Json dense_pairs = {{"preset", "adtopk"}, {"error_feedback", "none"}};
+  Json flush = Json::array(), request = Json::array();
   for (const int64_t elements : {1000, 10000, 100000}) {
     const std::optional<double> ef = profile_point_us(profile, "ef_topk", elements, kDensity);
     const std::optional<double> pack = profile_point_us(profile, "pack", elements, kDensity);
-    if (!ef || !pack) continue;
-    runtime::RequestCostOptions r;
-    r.elements = elements;
-    r.density = kDensity;
-    const double engine = runtime::measure_resident_compression_us(r);
-    points.push_back({{"elements", elements}, {"density", kDensity}, {"engine_us", engine},
-                      {"kernels_us", *ef + *pack}, {"bookkeeping_us", engine - *ef - *pack}});
-    bookkeeping.push_back(engine - *ef - *pack);
+    const std::optional<double> pack_dense = profile_point_us(profile, "pack", elements, 1.0);
+    if (!ef || !pack || !pack_dense) continue;
+    const double flush_engine = engine_us(dense_pairs, elements, 1.0);
+    const double flush_us = flush_engine - *pack_dense;
+    flush.push_back({{"elements", elements}, {"density", 1.0}, {"engine_us", flush_engine},
+                     {"kernels_us", *pack_dense}, {"bookkeeping_us", flush_us}});
+    const double request_engine = engine_us("topk-layerwise", elements, kDensity);
+    request.push_back({{"elements", elements}, {"density", kDensity}, {"engine_us", request_engine},
+                       {"kernels_us", *ef + *pack}, {"flush_us", flush_us},
+                       {"bookkeeping_us", request_engine - *ef - *pack - flush_us}});
   }
-  if (bookkeeping.empty()) return;
-  profile["request_bookkeeping"] = {
-      {"time_us", std::max(0.0, median(bookkeeping))},
-      {"points", points},
-      {"method", "runtime/request_cost: the engine's recorded compression of one-tensor topk-layerwise buckets with "
-                 "error feedback on one rank (NCCL on one GPU, device-resident payloads), less this profile's "
-                 "ef_topk and pack at the same size and density; time_us: the median over sizes"}};
+  if (request.empty()) return;
+  profile["flush_bookkeeping"] = bookkeeping_table(
+      flush, "runtime/request_cost: the engine's recorded compression of ADTopk's one-dimensional buckets sent "
+             "dense as pairs (no compression request) on one rank (NCCL on one GPU, device-resident payloads), less "
+             "this profile's pack at density 1; time_us: the median over sizes");
+  profile["request_bookkeeping"] = bookkeeping_table(
+      request, "runtime/request_cost: the engine's recorded compression of one-tensor topk-layerwise buckets with "
+               "error feedback, less this profile's ef_topk and pack at the same size and density and less the "
+               "flush_bookkeeping point at that size; time_us: the median over sizes");
 }
 
 // This process's profile: the kernels, then the runtime's bookkeeping.
 kernels::ProfileRun measure(const kernels::ProfileOptions& o) {
   kernels::ProfileRun run = kernels::run_profile(o);
   add_flush_bookkeeping(o, run.profile);
-  add_request_bookkeeping(o, run.profile);
+  add_gpu_bookkeeping(o, run.profile);
   return run;
+}
+
+// One measured bookkeeping point as printed: a CPU's after compute and after
+// its module-mate's flush, or a GPU's engine time less what else is charged.
+std::string bookkeeping_point(const Json& p) {
+  if (p.contains("after_compute_us")) {
+    return fmt::format("{}: {:.2f} after compute, {:.2f} after its module-mate's", p["elements"].get<int64_t>(),
+                       p["after_compute_us"].get<double>(), p["after_module_mate_us"].get<double>());
+  }
+  std::string less = fmt::format("kernels {:.1f}", p["kernels_us"].get<double>());
+  if (p.contains("flush_us")) less += fmt::format(" - flush {:.1f}", p["flush_us"].get<double>());
+  return fmt::format("{}: engine {:.1f} - {} = {:.1f}", p["elements"].get<int64_t>(), p["engine_us"].get<double>(),
+                     less, p["bookkeeping_us"].get<double>());
 }
 
 // The runtime bookkeeping the profile recorded, one line each.
 void print_bookkeeping(const Json& profile) {
-  if (profile.contains("flush_bookkeeping")) {
-    std::cout << "runtime bookkeeping per packed flush: " << profile["flush_bookkeeping"]["time_us"].get<double>()
-              << " us (after compute, the median by bucket size";
-    for (const auto& p : profile["flush_bookkeeping"]["points"]) {
-      std::cout << fmt::format("; {}: {:.2f} (after its module-mate's {:.2f})", p["elements"].get<int64_t>(),
-                               p["after_compute_us"].get<double>(), p["after_module_mate_us"].get<double>());
-    }
-    std::cout << ")\n";
-  }
-  if (profile.contains("request_bookkeeping")) {
-    std::cout << "runtime bookkeeping per inline compression request: "
-              << profile["request_bookkeeping"]["time_us"].get<double>() << " us (the median by tensor size";
-    for (const auto& p : profile["request_bookkeeping"]["points"]) {
-      std::cout << fmt::format("; {}: engine {:.1f} - kernels {:.1f} = {:.1f}", p["elements"].get<int64_t>(),
-                               p["engine_us"].get<double>(), p["kernels_us"].get<double>(),
-                               p["bookkeeping_us"].get<double>());
-    }
+  for (const auto& [table, what] : {std::pair<const char*, const char*>{"flush_bookkeeping", "per packed flush"},
+                                    {"request_bookkeeping", "per inline compression request"}}) {
+    if (!profile.contains(table)) continue;
+    std::cout << "runtime bookkeeping " << what << ": " << profile[table]["time_us"].get<double>()
+              << " us (the median by size";
+    for (const auto& p : profile[table]["points"]) std::cout << "; " << bookkeeping_point(p);
     std::cout << ")\n";
   }
 }
