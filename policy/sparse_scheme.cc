@@ -395,9 +395,11 @@ class SparseWorker : public WorkerPolicy {
     bucket.sent_elements = sent;
     bucket.collective = collective;
     bucket.alignment = collective == Collective::kAllgather ? alignment_ : Alignment::kFixed;
-    // fp32 values plus int32 indices; a selection of every element needs no
-    // indices, so it travels as a dense allgather would.
-    bucket.bytes_per_worker = sent * (collective == Collective::kAllgather && sent < elements ? 8 : 4);
+    // An allgather moves fp32 values plus int32 indices, a bucket sent dense
+    // as pairs too: the runtime sends its indices (runtime/exchange.cc), and
+    // an allgather of values alone would need a receiver that knows every
+    // rank sent everything.
+    bucket.bytes_per_worker = sent * (collective == Collective::kAllgather ? 8 : 4);
     return bucket;
   }
 

@@ -94,16 +94,17 @@ TEST(SparseHandComputed, PadToMaxAgreesOnTheMaximumFirst) {
   EXPECT_EQ(run_tiny(layerwise("pad-to-max")).iteration_ns[0], 13924);
 }
 
-// ADTopk: a and c are 1-D, so dense (all 250 values, no indices needed:
-// 1000 B); b = [10, 25] keeps k1 = max(1, floor(25 * 0.04)) = 1 per row: 10
-// pairs = 80 B. Only b is compressed.
+// ADTopk: a and c are 1-D, so dense: all 250 values as pairs, with their
+// indices, as the runtime sends them (2000 B); b = [10, 25] keeps k1 =
+// max(1, floor(25 * 0.04)) = 1 per row: 10 pairs = 80 B. Only b is compressed.
 TEST(SparseHandComputed, AdtopkPerRowCounts) {
   model::RunResult r = run_tiny({{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}});
   ASSERT_EQ(r.buckets.size(), 3u);
-  EXPECT_EQ(r.buckets[0].bucket.bytes_per_worker, 1000);
+  EXPECT_EQ(r.buckets[0].bucket.bytes_per_worker, 2000);
+  EXPECT_EQ(r.buckets[0].sent_elements, 250);
   EXPECT_EQ(r.buckets[1].bucket.bytes_per_worker, 80);
   EXPECT_EQ(r.buckets[1].sent_elements, 10);
-  EXPECT_EQ(r.buckets[2].bucket.bytes_per_worker, 1000);
+  EXPECT_EQ(r.buckets[2].bucket.bytes_per_worker, 2000);
   EXPECT_DOUBLE_EQ(r.buckets[0].compression_s, 0);
   EXPECT_DOUBLE_EQ(r.buckets[1].compression_s, 1000e-9);
   EXPECT_EQ(r.plan["dense_tensors"], 2);
