@@ -17,11 +17,11 @@
 #include "model/plan.h"
 #include "policy/presets.h"
 #include "runtime/cuda_compressor.h"
+#include "runtime/cuda_run.h"
 #include "runtime/driver.h"
 #include "runtime/nccl_communicator.h"
 #include "runtime/oracle_select.h"
 #include "runtime/request_cost.h"
-#include "runtime/resident_payloads.h"
 
 namespace sparsefuse::runtime {
 namespace {
@@ -109,10 +109,7 @@ RunOutcome run_on_device(const model::Scenario& s, model::ScenarioPlan& plan) {
   CommThread comm([] { return std::make_unique<NcclCommunicator>(std::make_unique<LoopbackCommunicator>()); });
   RunOptions options;
   options.check = true;
-  options.transport = "nccl";
-  options.device = "cuda";
-  options.make_compressor = [](const ModelLayout& layout) { return std::make_unique<CudaCompressor>(layout, 0); };
-  options.make_plane = [](const ModelLayout& layout) { return std::make_unique<ResidentPayloads>(layout, 0); };
+  use_cuda(options, 0, /*device_payloads=*/true);
   return run_scenario(s, plan, comm, options);
 }
 

@@ -299,13 +299,12 @@ void RankEngine::flush(const policy::Bucket& bucket, TimeNs when) {
   exchanges_.push_back(std::move(x));
 }
 
+// A selection is one segment of one bucket (bucket_segments refuses one that straddles two).
 TimeNs RankEngine::offloaded_ns(const BucketExchange& x) const {
   TimeNs sum = 0;
-  int last = -1;
   for (const Segment& s : x.segments) {
-    if (s.selection < 0 || s.selection == last || !offload_jobs_[size_t(s.selection)]) continue;
-    sum += selections_[size_t(s.selection)].offloaded_ns;
-    last = s.selection;
+    const int id = s.selection;
+    if (id >= 0 && offload_jobs_[size_t(id)]) sum += selections_[size_t(id)].offloaded_ns;
   }
   return sum;
 }

@@ -98,9 +98,11 @@ Pair kernel_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
 }  // namespace
 
 std::string write_module_pairs_trace(int64_t elements, int modules) {
-  char path[] = "/tmp/sparsefuse_flush_cost_XXXXXX.json";
+  char path[] = "/tmp/sparsefuse_module_pairs_XXXXXX.json";
   const int fd = mkstemps(path, 5);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary trace for the flush measurement");
+  if (fd < 0) {
+    throw std::runtime_error("cannot create a temporary trace of module pairs for a runtime cost measurement");
+  }
   close(fd);
   Json tensors = Json::array();
   for (int m = 0; m < modules; ++m) {
@@ -111,8 +113,9 @@ std::string write_module_pairs_trace(int64_t elements, int modules) {
                          {"ready_ns", 1000 * (int64_t(tensors.size()) + 1)}});
     }
   }
-  const Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "flush-cost"}, {"batch_size", 1},
-                      {"dtype", "float32"}, {"provenance", {{"kind", "analytic"}, {"method", "runtime/flush_cost"}}},
+  const Json provenance = {{"kind", "analytic"}, {"method", "runtime/flush_cost.h write_module_pairs_trace"}};
+  const Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "module-pairs"}, {"batch_size", 1},
+                      {"dtype", "float32"}, {"provenance", provenance},
                       {"forward_ns", 1000}, {"backward_ns", 2000 * modules}, {"optimizer_ns", 1000},
                       {"tensors", tensors}};
   std::ofstream(path) << trace.dump();

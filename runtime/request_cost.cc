@@ -11,11 +11,10 @@
 #include "model/scenario.h"
 #include "runtime/comm_thread.h"
 #include "runtime/communicator.h"
-#include "runtime/cuda_compressor.h"
+#include "runtime/cuda_run.h"
 #include "runtime/driver.h"
 #include "runtime/flush_cost.h"
 #include "runtime/nccl_communicator.h"
-#include "runtime/resident_payloads.h"
 
 namespace sparsefuse::runtime {
 
@@ -36,14 +35,7 @@ double measure_resident_compression_us(const RequestCostOptions& o) {
   const int device = NcclCommunicator::device_for(0);
   CommThread comm([] { return std::make_unique<NcclCommunicator>(std::make_unique<LoopbackCommunicator>()); });
   RunOptions options;
-  options.transport = "nccl";
-  options.device = "cuda";
-  options.make_compressor = [device](const ModelLayout& layout) {
-    return std::make_unique<CudaCompressor>(layout, device);
-  };
-  options.make_plane = [device](const ModelLayout& layout) {
-    return std::make_unique<ResidentPayloads>(layout, device);
-  };
+  use_cuda(options, device, /*device_payloads=*/true);
   const RunOutcome outcome = run_scenario(scenario, *planned, comm, options);
   std::vector<double> us;
   for (const model::BucketRecord& b : outcome.result.buckets) us.push_back(b.compression_s * 1e6);

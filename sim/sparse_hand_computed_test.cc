@@ -33,6 +33,17 @@ Json layerwise(const char* alignment) {
   return {{"preset", "topk-layerwise"}, {"density", 0.04}, {"error_feedback", "none"}, {"alignment", alignment}};
 }
 
+// DOC with compression.KEY = -1 is refused, naming the field.
+void expect_negative_compression_value_refused(Json doc, const std::string& key) {
+  doc["compression"][key] = -1;
+  try {
+    model::parse_scenario(doc, "s.json");
+    ADD_FAILURE() << "a negative " << key << " was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/compression/" + key), std::string::npos) << e.what();
+  }
+}
+
 // PROFILE's TABLE (a bookkeeping object) without time_us, or with a negative
 // one, is refused naming both.
 void expect_bookkeeping_without_time_refused(const char* profile, const std::string& table) {
@@ -213,13 +224,7 @@ TEST(SparseHandComputed, EveryPackedFlushPaysTheRuntimesBookkeeping) {
   EXPECT_DOUBLE_EQ(ad.buckets[2].compression_s, 2250e-9);
   doc["scheme"] = "wfbp";
   for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 0);
-  doc["compression"]["flush_bookkeeping_us"] = -1;
-  try {
-    model::parse_scenario(doc, "s.json");
-    FAIL() << "a negative flush_bookkeeping_us was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("/compression/flush_bookkeeping_us"), std::string::npos) << e.what();
-  }
+  expect_negative_compression_value_refused(doc, "flush_bookkeeping_us");
 }
 
 // A profile's measured bookkeeping (profile-unit-bookkeeping.json:
@@ -263,13 +268,7 @@ TEST(SparseHandComputed, EveryInlineRequestPaysTheProfilesRequestBookkeeping) {
   for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
   doc["scheme"] = "wfbp";
   for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 0);
-  doc["compression"]["request_bookkeeping_us"] = -1;
-  try {
-    model::parse_scenario(doc, "s.json");
-    FAIL() << "a negative request_bookkeeping_us was accepted";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("/compression/request_bookkeeping_us"), std::string::npos) << e.what();
-  }
+  expect_negative_compression_value_refused(doc, "request_bookkeeping_us");
   expect_bookkeeping_without_time_refused(profile, "request_bookkeeping");
   // The planners see it too: the scheme's cost estimate of a request is the
   // curve's 1000 ns plus the 300.

@@ -33,6 +33,14 @@ constexpr std::chrono::minutes kPointTimeout{10};
 
 std::string rank_path(const std::string& out, int rank) { return out + ".rank" + std::to_string(rank) + ".json"; }
 
+// One bookkeeping table: time_us (the median of the points' FIELD, at least
+// 0: what the simulator charges), the points and how they were measured.
+Json bookkeeping_table(const Json& points, const char* field, const std::string& method) {
+  std::vector<double> figures;
+  for (const Json& p : points) figures.push_back(p[field].get<double>());
+  return {{"time_us", std::max(0.0, median(figures))}, {"points", points}, {"method", method}};
+}
+
 // With after-compute calls on a CPU (and the pack kernel among those
 // measured), the runtime's own bookkeeping per packed flush
 // (runtime/flush_cost.h) at three bucket sizes, recorded as flush_bookkeeping:
@@ -42,7 +50,6 @@ std::string rank_path(const std::string& out, int rank) { return out + ".rank" +
 void add_flush_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
   if (o.device != "cpu" || o.after_compute_evict_bytes <= 0 || !kernels::measures(o, "pack")) return;
   Json points = Json::array();
-  std::vector<double> after_compute;
   for (const int64_t elements : {64, 256, 2048}) {
     runtime::FlushCostOptions f;
     f.elements = elements;
@@ -51,14 +58,12 @@ void add_flush_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
     points.push_back({{"elements", elements},
                       {"after_compute_us", c.after_compute_bookkeeping_us()},
                       {"after_module_mate_us", c.after_module_mate_bookkeeping_us()}});
-    after_compute.push_back(c.after_compute_bookkeeping_us());
   }
-  profile["flush_bookkeeping"] = {
-      {"time_us", std::max(0.0, median(after_compute))},
-      {"points", points},
-      {"method", "runtime/flush_cost: ADTopk's one-dimensional weight and bias buckets sent dense as pairs on one "
-                 "rank, the engine's recorded compression less pack_dense alone, after a sweep of the caches and "
-                 "of the code; time_us: the median weight (after compute) figure"}};
+  profile["flush_bookkeeping"] = bookkeeping_table(
+      points, "after_compute_us",
+      "runtime/flush_cost: ADTopk's one-dimensional weight and bias buckets sent dense as pairs on one rank, the "
+      "engine's recorded compression less pack_dense alone, after a sweep of the caches and of the code; time_us: "
+      "the median weight (after compute) figure");
 }
 
 // The profile's time at (KERNEL, ELEMENTS, DENSITY), if it measured that point.
@@ -81,14 +86,6 @@ double engine_us(const Json& scheme, int64_t elements, double density) {
   r.density = density;
   r.scheme = scheme;
   return runtime::measure_resident_compression_us(r);
-}
-
-// One bookkeeping table: time_us (the median of the points' bookkeeping_us,
-// at least 0), the points and how they were measured.
-Json bookkeeping_table(const Json& points, const std::string& method) {
-  std::vector<double> figures;
-  for (const Json& p : points) figures.push_back(p["bookkeeping_us"].get<double>());
-  return {{"time_us", std::max(0.0, median(figures))}, {"points", points}, {"method", method}};
 }
 
 // On a GPU, with ef_topk and pack among the kernels measured, the runtime's
@@ -119,13 +116,15 @@ void add_gpu_bookkeeping(const kernels::ProfileOptions& o, Json& profile) {
   }
   if (request.empty()) return;
   profile["flush_bookkeeping"] = bookkeeping_table(
-      flush, "runtime/request_cost: the engine's recorded compression of ADTopk's one-dimensional buckets sent "
-             "dense as pairs (no compression request) on one rank (NCCL on one GPU, device-resident payloads), less "
-             "this profile's pack at density 1; time_us: the median over sizes");
+      flush, "bookkeeping_us",
+      "runtime/request_cost: the engine's recorded compression of ADTopk's one-dimensional buckets sent dense as "
+      "pairs (no compression request) on one rank (NCCL on one GPU, device-resident payloads), less this profile's "
+      "pack at density 1; time_us: the median over sizes");
   profile["request_bookkeeping"] = bookkeeping_table(
-      request, "runtime/request_cost: the engine's recorded compression of one-tensor topk-layerwise buckets with "
-               "error feedback, less this profile's ef_topk and pack at the same size and density and less the "
-               "flush_bookkeeping point at that size; time_us: the median over sizes");
+      request, "bookkeeping_us",
+      "runtime/request_cost: the engine's recorded compression of one-tensor topk-layerwise buckets with error "
+      "feedback, less this profile's ef_topk and pack at the same size and density and less the flush_bookkeeping "
+      "point at that size; time_us: the median over sizes");
 }
 
 // This process's profile: the kernels, then the runtime's bookkeeping.

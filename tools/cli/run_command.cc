@@ -17,11 +17,10 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "runtime/agreement.h"
 #include "runtime/comm_thread.h"
-#include "runtime/cuda_compressor.h"
+#include "runtime/cuda_run.h"
 #include "runtime/driver.h"
 #include "runtime/mpi_communicator.h"
 #include "runtime/nccl_communicator.h"
-#include "runtime/resident_payloads.h"
 #include "runtime/support.h"
 #include "model/scenario.h"
 #include "tools/cli/commands.h"
@@ -188,16 +187,7 @@ static std::optional<InputError> read_device(const po::variables_map& vm, bool u
     return InputError("--payloads", "", fmt::format("expected device or host, got \"{}\"", payloads));
   }
   if (run.device == "cuda") {
-    run.transport = "nccl";
-    const int device = runtime::NcclCommunicator::device_for(rank);
-    run.make_compressor = [device](const runtime::ModelLayout& layout) {
-      return std::make_unique<runtime::CudaCompressor>(layout, device);
-    };
-    if (payloads == "device") {
-      run.make_plane = [device](const runtime::ModelLayout& layout) {
-        return std::make_unique<runtime::ResidentPayloads>(layout, device);
-      };
-    }
+    runtime::use_cuda(run, runtime::NcclCommunicator::device_for(rank), payloads == "device");
   } else {
     run.transport = under_mpirun ? "mpi" : "loopback";
   }
