@@ -7,6 +7,7 @@
 // thread that calls MPI.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -81,6 +82,11 @@ class CommThread {
   std::string running_;  // the job being executed ("" when idle)
   std::exception_ptr error_;
   uint64_t submitted_ = 0, completed_ = 0;  // jobs queued and jobs run (or skipped) so far
+  // Copies of submitted_, completed_, stop_ and error_ != nullptr, written
+  // under mutex_, read without it while a hand-off is awaited by yielding
+  // (comm_thread.cc).
+  std::atomic<uint64_t> submitted_seen_{0}, completed_seen_{0};
+  std::atomic<bool> stop_seen_{false}, error_seen_{false};
   PeerWatch* watch_ = nullptr;
   bool ready_ = false, stop_ = false;
   int rank_ = 0, size_ = 1;
