@@ -16,20 +16,17 @@ sf=$1 scenario=$2 out=$3
 shift 3
 py=/usr/bin/python3
 mkdir -p "$out"
+source "$(dirname "$0")/../lib/preset_rows.sh"
 
-presets() { "$sf" presets | awk '/^[a-z0-9]/ && $2 != "deviates:" {print $1}'; }
 
 # "first:tensors:collective:elements ..." from a result.json.
 sequence() {
   "$py" -c "import json,sys; r=json.load(open(sys.argv[1]))
 print(' '.join(f\"{b['first_tensor']}:{b['tensors']}:{b['collective']}:{b['elements']}\" for b in r['buckets']))" "$1"
 }
-mean_ms() {
-  "$py" -c "import json,sys; r=json.load(open(sys.argv[1])); t=r['iteration_time_s']; print(f\"{1e3*sum(t)/len(t):.3f}\" if isinstance(t, list) else f\"{1e3*t['mean']:.3f}\")" "$1"
-}
 
 status_all=0
-printf '%-16s %5s  %-8s %12s  %s\n' preset ranks check "iter (ms)" "buckets vs simulate"
+print_row preset ranks check "iter (ms)" "buckets vs simulate"
 for preset in $(presets); do
   for np in "$@"; do
     row=$out/$preset-$np
@@ -39,12 +36,12 @@ for preset in $(presets); do
     status=$?
     if [[ $status -eq 2 ]] && grep -q "runtime-mpi cannot run preset" "$row.log"; then
       reason=$(grep -o 'cannot run preset "[^"]*": .*' "$row.log" | head -1 | cut -d: -f2- | cut -c2-)
-      printf '%-16s %5s  %-8s %12s  %s\n' "$preset" "$np" refused - "$reason"
+      print_row "$preset" "$np" refused - "$reason"
       continue
     fi
     check=$(grep -q "^check           passed" "$row.log" && echo passed || echo FAILED)
     if [[ $status -ne 0 || $check != passed || ! -f $row/result.json ]]; then
-      printf '%-16s %5s  %-8s %12s  %s\n' "$preset" "$np" FAILED - "exit $status: $(tail -1 "$row.log")"
+      print_row "$preset" "$np" FAILED - "exit $status: $(tail -1 "$row.log")"
       status_all=1
       continue
     fi
@@ -55,7 +52,7 @@ for preset in $(presets); do
       same="DIFFERS: run $(sequence "$row/result.json") / simulate $(sequence "$row-sim/result.json" 2>/dev/null)"
       status_all=1
     fi
-    printf '%-16s %5s  %-8s %12s  %s\n' "$preset" "$np" "$check" "$(mean_ms "$row/result.json")" "$same"
+    print_row "$preset" "$np" "$check" "$(mean_ms "$row/result.json")" "$same"
   done
 done
 exit $status_all
