@@ -5,22 +5,20 @@
 namespace sparsefuse::runtime {
 namespace {
 
-// How long a hand-off is awaited by yielding before blocking on a condition
-// variable. Caught while yielding, a hand-off costs no futex wake-up (a
-// 1 MiB allreduce's submit-to-wake fell from 5.6-7.0 to 3.5-5.5 us on a
-// 2-vCPU VM: runtime/README.md); yielding, unlike a busy spin, lets any
+// A hand-off is awaited by yielding for up to WINDOW before blocking on a
+// condition variable. Caught while yielding, a hand-off costs no futex
+// wake-up (a 1 MiB allreduce's submit-to-wake fell from 5.6-7.0 to 3.5-5.5 us
+// on a 2-vCPU VM: runtime/README.md); yielding, unlike a busy spin, lets any
 // other runnable thread of this processor go first.
-constexpr std::chrono::microseconds kHandOffSpin{200};
-
 template <class Ready>
-void yield_until(Ready ready) {
-  const auto until = std::chrono::steady_clock::now() + kHandOffSpin;
+void yield_until(std::chrono::microseconds window, Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + window;
   while (!ready() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
 }
 
 }  // namespace
 
-CommThread::CommThread(Factory factory) {
+CommThread::CommThread(Factory factory, std::chrono::microseconds hand_off_spin) : hand_off_spin_(hand_off_spin) {
   thread_ = std::thread([this, f = std::move(factory)]() mutable { loop(std::move(f)); });
   std::unique_lock lock(mutex_);
   idle_.wait(lock, [this] { return ready_; });
@@ -54,11 +52,14 @@ uint64_t CommThread::submit(Job job, std::string what) {
 }
 
 bool CommThread::wait_for(uint64_t ticket, std::chrono::milliseconds timeout) {
-  yield_until([&] {
+  // Whether it had to wait is decided before yielding: a job that ends
+  // while this thread yields was waited for all the same.
+  const auto job_done = [&] {
     return error_seen_.load(std::memory_order_acquire) || completed_seen_.load(std::memory_order_acquire) >= ticket;
-  });
+  };
+  const bool already = job_done() && !error_seen_.load(std::memory_order_acquire);
+  if (!already) yield_until(hand_off_spin_, job_done);
   std::unique_lock lock(mutex_);
-  const bool already = !error_ && completed_ >= ticket;
   bool done = idle_.wait_for(lock, timeout, [&] { return error_ || completed_ >= ticket; });
   if (error_) std::rethrow_exception(error_);
   if (!done) {
@@ -113,7 +114,7 @@ void CommThread::loop(Factory factory) {
   uint64_t taken = 0;  // jobs popped from the queue
   while (true) {
     Entry entry;
-    yield_until([&] {
+    yield_until(hand_off_spin_, [&] {
       return stop_seen_.load(std::memory_order_acquire) || submitted_seen_.load(std::memory_order_acquire) > taken;
     });
     {

@@ -40,9 +40,13 @@ class CommThread {
   using Factory = std::function<std::unique_ptr<Communicator>()>;
   using Job = std::function<void(Communicator&)>;
 
+  // How long a hand-off is awaited by yielding before blocking on a
+  // condition variable (comm_thread.cc says why).
+  static constexpr std::chrono::microseconds kHandOffSpin{200};
+
   // Starts the thread and creates the communicator on it; throws what the
-  // factory threw.
-  explicit CommThread(Factory factory);
+  // factory threw. HAND_OFF_SPIN: the yielding window (tests lengthen it).
+  explicit CommThread(Factory factory, std::chrono::microseconds hand_off_spin = kHandOffSpin);
   // Runs the queued jobs, then destroys the communicator on the thread.
   ~CommThread();
   CommThread(const CommThread&) = delete;
@@ -87,6 +91,7 @@ class CommThread {
   // (comm_thread.cc).
   std::atomic<uint64_t> submitted_seen_{0}, completed_seen_{0};
   std::atomic<bool> stop_seen_{false}, error_seen_{false};
+  const std::chrono::microseconds hand_off_spin_;
   PeerWatch* watch_ = nullptr;
   bool ready_ = false, stop_ = false;
   int rank_ = 0, size_ = 1;

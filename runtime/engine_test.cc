@@ -77,6 +77,19 @@ TEST(CommThread, RunsJobsInOrderAndRethrowsTheirErrors) {
   EXPECT_FALSE(ran_after);
 }
 
+// wait_for says whether it had to wait (a DeAR forward stage counts the
+// wait as gated time): a job still running when it is called was waited
+// for, even when it ends within the window in which wait_for yields before
+// blocking (here 10 s, so the 200 ms job surely ends inside it); one already
+// done was not.
+TEST(CommThread, WaitForSaysWhetherItWaitedEvenWhileYielding) {
+  CommThread comm([] { return std::make_unique<LoopbackCommunicator>(); }, std::chrono::seconds(10));
+  const uint64_t job = comm.submit(
+      [](Communicator&) { std::this_thread::sleep_for(std::chrono::milliseconds(200)); }, "a 200 ms job");
+  EXPECT_TRUE(comm.wait_for(job, std::chrono::seconds(30)));
+  EXPECT_FALSE(comm.wait_for(job, std::chrono::seconds(30)));
+}
+
 // wait_for(ticket) returns once that job has run, while later ones may still
 // be queued or running: the engine decompresses bucket k during bucket k+1.
 TEST(CommThread, WaitsForOneJobWhileLaterOnesRun) {
