@@ -111,11 +111,13 @@ void CommThread::loop(Factory factory) {
     ready_ = true;
   }
   idle_.notify_all();
-  uint64_t taken = 0;  // jobs popped from the queue
   while (true) {
     Entry entry;
+    // Back here every job taken has completed (or been skipped): one is
+    // queued while more were submitted than completed.
     yield_until(hand_off_spin_, [&] {
-      return stop_seen_.load(std::memory_order_acquire) || submitted_seen_.load(std::memory_order_acquire) > taken;
+      return stop_seen_.load(std::memory_order_acquire) ||
+             submitted_seen_.load(std::memory_order_acquire) > completed_seen_.load(std::memory_order_relaxed);
     });
     {
       std::unique_lock lock(mutex_);
@@ -123,7 +125,6 @@ void CommThread::loop(Factory factory) {
       if (queue_.empty()) break;  // stopping, nothing left
       entry = std::move(queue_.front());
       queue_.pop_front();
-      ++taken;
       if (error_) {  // skip everything after a failed job
         ++completed_;
         completed_seen_.store(completed_, std::memory_order_release);

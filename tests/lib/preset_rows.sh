@@ -5,6 +5,12 @@
 # The presets `sparsefuse presets` lists as runnable, one per line.
 presets() { "$sf" presets | awk '/^[a-z0-9]/ && $2 != "deviates:" {print $1}'; }
 
+# Presets whose workers agree at run time, cycle by cycle, which ready
+# tensors to fuse (Horovod's negotiation): their grouping follows the real
+# backward's timing, which the simulator knows only from the trace.
+negotiated_presets="horovod rgmerge-dynamic"
+is_negotiated() { [[ " $negotiated_presets " == *" $1 "* ]]; }
+
 # The mean iteration time (ms) of a result.json.
 mean_ms() {
   /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); t=r['iteration_time_s']; print(f\"{1e3*sum(t)/len(t):.3f}\" if isinstance(t, list) else f\"{1e3*t['mean']:.3f}\")" "$1"

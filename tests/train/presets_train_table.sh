@@ -32,13 +32,9 @@ fi
 mkdir -p "$out"
 source "$(dirname "$0")/../lib/preset_rows.sh"
 
-
-# Presets whose workers agree at run time, cycle by cycle, which ready
-# tensors to fuse (Horovod's negotiation): their grouping follows the real
-# backward's timing, which the simulator knows only from the trace. For them
-# the same tensors in the same order, grouped differently, is a match.
-negotiated="horovod rgmerge-dynamic"
-# "tensor:collective ..." over a result.json's buckets, and their count.
+# "tensor:collective ..." over a result.json's buckets, and their count: for
+# a negotiated preset (preset_rows.sh) the same tensors in the same order,
+# grouped differently, is a match.
 tensor_order() {
   /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1]))
 print(' '.join(f\"{t}:{b['collective']}\" for b in r['buckets'] for t in range(b['first_tensor'], b['first_tensor'] + b['tensors'])))" "$1"
@@ -69,7 +65,7 @@ for preset in $(presets); do
     same=$(grep -o "the same [0-9]* collectives in the same order" "$row.validate.log")
     if [[ -n $same ]]; then
       same="same ($(echo "$same" | awk '{print $3}') buckets)"
-    elif [[ " $negotiated " == *" $preset "* ]] &&
+    elif is_negotiated "$preset" &&
       [[ "$(tensor_order "$row/result.json")" == "$(tensor_order "$row/v/simulated/result.json")" ]]; then
       same="fused at run time: the same tensors in order, $(buckets "$row/result.json") buckets measured, $(buckets "$row/v/simulated/result.json") simulated"
     else
