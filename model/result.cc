@@ -78,6 +78,7 @@ Json RunResult::to_json(bool timing) const {
     out["simulator"] = {{"queue_events", queue_events},
                         {"worker_steps", worker_steps},
                         {"interference_passes", interference_passes},
+                        {"interference_partial_passes", interference_partial_passes},
                         {"interference_unsettled_iterations", interference_unsettled},
                         {"wall_s", wall_s},
                         {"worker_iterations_per_s", wall_s > 0 ? double(worker_iterations) / wall_s : 0.0}};

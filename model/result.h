@@ -47,6 +47,7 @@ struct RunResult {
   // Compute interference (sim/simulator.cc): backward/collective passes run,
   // summed over iterations, and iterations whose passes did not settle.
   uint64_t interference_passes = 0;
+  uint64_t interference_partial_passes = 0;
   uint64_t interference_unsettled = 0;
   double wall_s = 0;
   int64_t worker_iterations = 0;

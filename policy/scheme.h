@@ -51,8 +51,12 @@ class Coordinator {
  public:
   virtual ~Coordinator() = default;
   virtual void begin_iteration(int iteration) = 0;
+  // A coordinator decides from when each tensor is ready on every worker:
+  // its latest report. The simulator may report, in one call, the latest
+  // time among several workers (sim/simulator.cc's partial passes).
   virtual void report_ready(int rank, int tensor, TimeNs now) = 0;
-  // Called once every worker has reported all its tensors for the iteration.
+  // Called once every worker has reported all its tensors for the iteration
+  // (or the latest of them, above).
   virtual void resolve(std::vector<CoordinatedFlush>& out) = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "sim/backward_stage.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -18,13 +19,74 @@ BackwardStage::BackwardStage(const model::Scenario& scenario, const model::Scena
   if (measure_ready_) ready_sum_.assign(tensors_, 0.0);
 }
 
-void BackwardStage::run_worker(int w, int it, bool gated, WorkerStreams& s, WorkerExecutor& executor) {
+void BackwardStage::reset_streams(WorkerStreams& s, bool gated) const {
   if (!gated) s.backward_start = s.start + scaled_ns(plan_.forward_ns, s.scale);
   s.clock = s.side_free = s.backward_start;
   s.cpu_free.assign(size_t(cpu_threads_), s.backward_start);
   s.inline_compression = 0;
   s.inline_jobs.clear();
   s.async_jobs.clear();
+}
+
+void BackwardStage::latest_ready_except(const std::vector<char>& replayed, std::vector<TimeNs>& latest) const {
+  latest.assign(size_t(tensors_), -1);
+  for (size_t w = 0; w < replayed.size(); ++w) {
+    if (replayed[w]) continue;
+    const TimeNs* ready = ready_.data() + w * tensors_;
+    for (int t = 0; t < tensors_; ++t) latest[t] = std::max(latest[t], ready[t]);
+  }
+}
+
+void BackwardStage::report_latest(int rank, const std::vector<TimeNs>& latest) const {
+  for (int t = 0; t < tensors_; ++t) coordinator_->report_ready(rank, t, latest[t]);
+}
+
+// Walks the envelope from offset 0, where the latest backward start leads
+// (of two that start together, the slower), to the trace's backward end:
+// each step goes to the slower line that overtakes the leader first.
+void BackwardStage::mark_latest(const std::vector<WorkerStreams>& streams, bool gated, std::vector<char>& late) const {
+  std::vector<double> start(streams.size());
+  for (size_t w = 0; w < streams.size(); ++w) {
+    const WorkerStreams& s = streams[w];
+    start[w] = double(gated ? s.backward_start : s.start + scaled_ns(plan_.forward_ns, s.scale));
+  }
+  size_t leader = 0;
+  for (size_t w = 1; w < streams.size(); ++w) {
+    const bool later = start[w] > start[leader] || (start[w] == start[leader] && streams[w].scale > streams[leader].scale);
+    if (later) leader = w;
+  }
+  const double end = double(plan_.model.backward_ns);
+  for (double x = 0;;) {
+    late[leader] = 1;
+    size_t next = leader;
+    double next_x = end;
+    for (size_t w = 0; w < streams.size(); ++w) {
+      const double slower_by = streams[w].scale - streams[leader].scale;
+      if (slower_by <= 0) continue;
+      const double crossing = (start[leader] - start[w]) / slower_by;
+      if (crossing >= x && crossing < next_x) next = w, next_x = crossing;
+    }
+    if (next == leader) return;
+    leader = next;
+    x = next_x;
+  }
+}
+
+void BackwardStage::mark_last_ready(std::vector<char>& late) const {
+  std::vector<TimeNs> latest(ready_.begin(), ready_.begin() + tensors_);
+  std::vector<size_t> who(size_t(tensors_), 0);
+  const size_t workers = ready_.size() / size_t(tensors_);
+  for (size_t w = 1; w < workers; ++w) {
+    const TimeNs* ready = ready_.data() + w * tensors_;
+    for (int t = 0; t < tensors_; ++t) {
+      if (ready[t] > latest[t]) latest[t] = ready[t], who[t] = w;
+    }
+  }
+  for (size_t w : who) late[w] = 1;
+}
+
+void BackwardStage::run_worker(int w, int it, bool gated, WorkerStreams& s, WorkerExecutor& executor) {
+  reset_streams(s, gated);
   executor.bind(w, it, s, w == 0);
   // Locals, not members: the loop calls opaque virtual functions, after which
   // members would be reloaded through `this` (measurably slower at 1024

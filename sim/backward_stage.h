@@ -28,6 +28,24 @@ class BackwardStage {
   // GATED). Ready times of coordinated schemes go to ready_at(w, t).
   void run_worker(int w, int it, bool gated, WorkerStreams& s, WorkerExecutor& executor);
 
+  // S's streams at the start of its backward (from S.start unless GATED).
+  void reset_streams(WorkerStreams& s, bool gated) const;
+  // Per tensor, the latest ready time in the last replay of the workers not
+  // marked in REPLAYED (a partial pass reports them without replaying them,
+  // sim/simulator.cc), into LATEST; -1 where every worker is marked.
+  void latest_ready_except(const std::vector<char>& replayed, std::vector<TimeNs>& latest) const;
+  // Reports LATEST (latest_ready_except) to the coordinator as RANK's.
+  void report_latest(int rank, const std::vector<TimeNs>& latest) const;
+  // Marks in LATE the workers that would make some tensor ready last if no
+  // kernel were slowed: each worker's ready times are a line in the trace's
+  // offsets (its backward start plus the offset times its speed), and these
+  // are the lines on the upper envelope. STREAMS: this iteration's starts and
+  // speeds (backward starts if GATED).
+  void mark_latest(const std::vector<WorkerStreams>& streams, bool gated, std::vector<char>& late) const;
+  // Marks in LATE, per tensor, the worker whose copy was ready last in the
+  // last replay (coordinated schemes).
+  void mark_last_ready(std::vector<char>& late) const;
+
   // When worker W's tensor T was ready in the last iteration (coordinated schemes).
   TimeNs ready_at(int w, int t) const { return ready_[size_t(w) * tensors_ + t]; }
   // Per tensor: the sum over workers of its ready offset from backward start,

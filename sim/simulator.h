@@ -25,7 +25,15 @@ namespace sparsefuse::sim {
 // reports on long runs.
 using ProgressHook = std::function<void(int done, int total)>;
 
+// How the engine computes, not what: every option gives the same result.
+struct EngineOptions {
+  // With compute.comm_interference > 0, guess each iteration's collectives
+  // by partial passes that replay only the workers likely to post last
+  // (sim/simulator.cc); off, every pass replays every worker. For tests.
+  bool partial_passes = true;
+};
+
 model::RunResult simulate(const model::Scenario& scenario, Timeline* timeline = nullptr,
-                          const ProgressHook& progress = {});
+                          const ProgressHook& progress = {}, const EngineOptions& options = {});
 
 }  // namespace sparsefuse::sim

@@ -18,7 +18,7 @@ static std::string_view module_of(std::string_view name) {
 
 WorkerExecutor::WorkerExecutor(const model::CompressionCost& cost, const policy::GradientModel& model, uint64_t seed,
                                FlushRecord& record)
-    : cost_(cost), tensor_elements_(model.elements), tensor_rows_(model.row_length), seed_(seed), record_(record) {
+    : cost_(cost), tensor_elements_(model.elements), tensor_rows_(model.row_length), seed_(seed), record_(&record) {
   same_module_as_previous_.assign(model.elements.size(), false);
   for (size_t t = 1; t < model.names.size(); ++t) {
     const std::string_view module = module_of(model.names[t]);
@@ -183,14 +183,14 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
 
 void WorkerExecutor::flush(const policy::Bucket& bucket, TimeNs when) {
   if (first_) {
-    record_.buckets.push_back(bucket);
-  } else if (flushes_ >= record_.buckets.size() || !record_.buckets[flushes_].same_operation(bucket)) {
+    record_->buckets.push_back(bucket);
+  } else if (flushes_ >= record_->buckets.size() || !record_->buckets[flushes_].same_operation(bucket)) {
     throw std::logic_error("workers flushed different bucket sequences");
   }
   const Packed packed = pack(bucket, bucket.sent_elements, when);
-  record_.posts.push_back(packed.post);
-  record_.bytes.push_back(bucket.bytes_per_worker);
-  record_.compression.push_back(pending_compression_ + packed.duration);
+  record_->posts.push_back(packed.post);
+  record_->bytes.push_back(bucket.bytes_per_worker);
+  record_->compression.push_back(pending_compression_ + packed.duration);
   pending_compression_ = 0;
   ++flushes_;
 }

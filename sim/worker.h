@@ -51,6 +51,8 @@ class WorkerExecutor : public policy::WorkerContext {
 
   // Binds to worker W's streams for iteration IT; FIRST marks the reference worker.
   void bind(int w, int it, WorkerStreams& streams, bool first);
+  // Where flushes go from now on (the constructor's record until called).
+  void write_to(FlushRecord& record) { record_ = &record; }
   // The worker's collectives in flight (sorted, disjoint; every collective
   // spans all workers, so one set serves them all) and the slowdown they
   // cause (ComputeConfig::comm_interference). Null or 0: none.
@@ -99,7 +101,7 @@ class WorkerExecutor : public policy::WorkerContext {
   // before it (a layer's bias after its weight).
   std::vector<bool> same_module_as_previous_;
   uint64_t seed_;
-  FlushRecord& record_;
+  FlushRecord* record_;
   WorkerStreams* streams_ = nullptr;
   int worker_ = 0, iteration_ = 0;
   bool first_ = true;
