@@ -1,6 +1,7 @@
 #include "model/compression_cost.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 #include <optional>
@@ -24,6 +25,7 @@ void CostCurve::add(int64_t elements, double density, double time_us) {
   auto& points = by_density_[density];
   points.emplace_back(double(elements), time_us);
   std::sort(points.begin(), points.end());
+  memo_.fill(Answer{});
 }
 
 double CostCurve::at_density(const std::vector<std::pair<double, double>>& points, double n) const {
@@ -36,6 +38,15 @@ double CostCurve::at_density(const std::vector<std::pair<double, double>>& point
 }
 
 double CostCurve::time_us(int64_t elements, double density) const {
+  const uint64_t key = uint64_t(elements) * 0x9E3779B97F4A7C15ull ^ std::bit_cast<uint64_t>(density);
+  Answer& answer = memo_[(key * 0xBF58476D1CE4E5B9ull) >> 56];
+  if (answer.elements != elements || answer.density != density) {
+    answer = {elements, density, interpolated_us(elements, density)};
+  }
+  return answer.us;
+}
+
+double CostCurve::interpolated_us(int64_t elements, double density) const {
   auto hi = by_density_.lower_bound(density);
   if (hi == by_density_.end()) return at_density(std::prev(hi)->second, double(elements));
   if (hi == by_density_.begin() || hi->first == density) return at_density(hi->second, double(elements));
@@ -317,7 +328,7 @@ static double blended_us(const CostCurve& hot, const CostCurve* cold, int64_t el
   return blend(hot_us, cold->time_us(elements, density), cold_fraction);
 }
 
-static TimeNs us_to_ns(double us) { return TimeNs(std::llround(us * 1e3)); }
+static TimeNs us_to_ns(double us) { return round_ns(us * 1e3); }
 
 TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density, double cold_fraction) const {
   if (seed_tables_) return seconds_to_ns(policy::seed::seed_tz_s(elements, seed_table_for(s)));

@@ -6,6 +6,8 @@
 // or estimated for a GPU from a measured one ("estimate:GPU", model/gpu_devices.h).
 #pragma once
 
+#include <array>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +27,9 @@ class CostCurve {
   // Log-log interpolation in elements within each measured density (clamped
   // below the smallest size, proportional to size above the largest), then
   // linear in density between the two nearest measured densities (clamped).
+  // Every worker of a simulation asks for the same buckets' costs, so the
+  // answers are memoized (exactly: a hit returns what was computed). Not
+  // safe to share between threads: a curve belongs to one simulation.
   double time_us(int64_t elements, double density) const;
   bool empty() const { return by_density_.empty(); }
   // The largest and the smallest size measured at any density (0 when empty).
@@ -38,6 +43,12 @@ class CostCurve {
 
  private:
   std::map<double, std::vector<std::pair<double, double>>> by_density_;  // density -> (elements, us) sorted
+  struct Answer {
+    int64_t elements = 0;
+    double density = std::numeric_limits<double>::quiet_NaN(), us = 0;  // NaN: empty (equals nothing)
+  };
+  mutable std::array<Answer, 256> memo_;  // direct-mapped by (elements, density)
+  double interpolated_us(int64_t elements, double density) const;
   double at_density(const std::vector<std::pair<double, double>>& points, double elements) const;
 };
 

@@ -556,8 +556,12 @@ TEST(Driver, DearUpdatesInsideTheForward) {
 // takes its 1.6 ms plus one sleep's overshoot, and nothing is waited for. A
 // clock moved to "now" at each open gate would add every stage's overshoot
 // (at least Linux's 50 us timer slack each: 8 ms more) to the forward or,
-// counted as waiting, to the exposed communication. (Not the iteration
-// time: under ASan the engine's own work per tensor adds ~3 ms to it.)
+// counted as waiting, to the exposed communication. The bounds sit between
+// the right answer and that defect's least (forward 1.6 + 8 = 9.6 ms,
+// exposed 8 ms), wide enough for a loaded 2-core machine, where the
+// communication thread and every sleep's wake-up wait for a core (seen:
+// 3.4 ms exposed with a profiler running beside the test suite). (Not the
+// iteration time: under ASan the engine's own work per tensor adds ~3 ms.)
 TEST(Driver, OpenGatesDoNotAccumulateSleepOvershoot) {
   const int tensors = 160;
   Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "gates160"},       {"batch_size", 1},
@@ -579,8 +583,8 @@ TEST(Driver, OpenGatesDoNotAccumulateSleepOvershoot) {
   const Json out = outcome.to_json();
   const double forward = out["breakdown_s"]["forward"].get<double>();
   EXPECT_GE(forward, 0.0016);
-  EXPECT_LT(forward, 0.0046) << "each open gate added its stage's sleep overshoot";
-  EXPECT_LT(out["breakdown_s"]["communication_exposed"].get<double>(), 0.003)
+  EXPECT_LT(forward, 0.006) << "each open gate added its stage's sleep overshoot";
+  EXPECT_LT(out["breakdown_s"]["communication_exposed"].get<double>(), 0.005)
       << "each open gate waited for its overshoot";
 }
 

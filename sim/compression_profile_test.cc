@@ -106,6 +106,31 @@ TEST(CompressionProfile, ScalingKeepsTheFastestCallAsTheFloor) {
   EXPECT_DOUBLE_EQ(slower.time_us(1'000'000, 0.1), 900);  // 100 + 200 x 4
 }
 
+// Look-ups are memoized: a repeated one answers the same, a point added
+// after a look-up is seen by the next one, and a copy answers as its source.
+// Log-log: 1e4 elements between (1e3, 10 us) and (1e5, 1000 us) is 100 us.
+TEST(CompressionProfile, MemoizedLookUpsFollowTheCurve) {
+  model::CostCurve c;
+  c.add(1000, 0.01, 10);
+  c.add(100'000, 0.01, 1000);
+  EXPECT_NEAR(c.time_us(10'000, 0.01), 100, 1e-9);
+  EXPECT_EQ(c.time_us(10'000, 0.01), c.time_us(10'000, 0.01));
+  c.add(10'000, 0.01, 50);
+  EXPECT_DOUBLE_EQ(c.time_us(10'000, 0.01), 50);
+  EXPECT_DOUBLE_EQ(c.time_us(10'000, 0.02), 50);  // clamped to the one measured density
+  const model::CostCurve copy = c;
+  EXPECT_DOUBLE_EQ(copy.time_us(10'000, 0.01), 50);
+  // Many sizes through the 256 slots, then the first again: each answer is
+  // the interpolation's (strictly increasing between the points).
+  double previous = 0;
+  for (int64_t n = 1000; n <= 100'000; n += 97) {
+    const double us = c.time_us(n, 0.01);
+    EXPECT_GT(us, previous) << n;
+    previous = us;
+  }
+  EXPECT_DOUBLE_EQ(c.time_us(10'000, 0.01), 50);
+}
+
 // Error feedback costs the profile's measured ef_topk excess over top-k
 // (hand-computed from the curves below), never below 0; without an ef_topk
 // curve, 12 bytes per element at the configured bandwidth.

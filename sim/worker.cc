@@ -144,14 +144,13 @@ policy::CompressionOutcome WorkerExecutor::compress(const policy::CompressionReq
   out.selected = selected_count(r);
   const double cold = cold_fraction(r.first_tensor, r.end_tensor, r.elements);
   TimeNs gpu = selection_ns(r, cold) + (r.error_feedback ? cost_.error_feedback_ns(r.elements, r.density, cold) : 0);
-  gpu = TimeNs(std::llround(double(gpu) * s.scale));  // a slow worker's GPU is slow at everything
+  gpu = scaled_ns(gpu, s.scale);  // a slow worker's GPU is slow at everything
   compressed_elements += r.elements;
   switch (r.placement) {
     case policy::Placement::kGpuInline: {
       // Inline calls follow the backward step that made the gradient ready.
       const TimeNs entry = follows_compute(r) ? cost_.entry_ns(r.sparsifier, r.error_feedback, r.elements, r.density) : 0;
-      const TimeNs inline_ns =
-          gpu + TimeNs(std::llround(double(entry + cost_.request_bookkeeping_ns()) * s.scale));
+      const TimeNs inline_ns = gpu + scaled_ns(entry + cost_.request_bookkeeping_ns(), s.scale);
       out.done = run_inline(now, inline_ns);
       last_inline_end_ = r.end_tensor;
       pending_compression_ += inline_ns;
@@ -200,7 +199,7 @@ WorkerExecutor::Packed WorkerExecutor::pack(const policy::Bucket& bucket, int64_
   const double cold = cold_fraction(bucket.first_tensor, bucket.end_tensor, bucket.elements);
   const TimeNs unscaled = cost_.pack_ns(bucket.elements, pairs, cold) + cost_.pack_entry_ns(bucket.elements, pairs) +
                           cost_.flush_bookkeeping_ns();
-  const TimeNs packing = TimeNs(std::llround(double(unscaled) * streams_->scale));
+  const TimeNs packing = scaled_ns(unscaled, streams_->scale);
   if (packing == 0) return {ready, 0};
   return {run_inline(ready, packing), packing};
 }
