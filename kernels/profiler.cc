@@ -177,10 +177,49 @@ void validate_profile_options(const ProfileOptions& o) {
     throw std::invalid_argument("profile: after-compute calls are measured on the cpu only");
 }
 
-std::vector<std::vector<float>> distinct_gradients(int64_t n, size_t copies, uint64_t first_seed) {
+size_t sample_window_start(uint64_t i, size_t size) {
+  constexpr double kGoldenFraction = 0.6180339887498949;
+  const double turns = double(i) * kGoldenFraction;
+  return std::min(size - 1, size_t((turns - std::floor(turns)) * double(size)));
+}
+
+std::vector<std::vector<float>> distinct_gradients(int64_t n, size_t copies, uint64_t first_seed,
+                                                   const std::vector<float>* sample) {
   std::vector<std::vector<float>> pool(copies);
-  for (size_t c = 0; c < copies; ++c) pool[c] = gaussian_gradient(n, first_seed + c, 1e-3);
+  for (size_t c = 0; c < copies; ++c) {
+    if (!sample) {
+      pool[c] = gaussian_gradient(n, first_seed + c, 1e-3);
+      continue;
+    }
+    pool[c].resize(size_t(n));
+    size_t from = sample_window_start(first_seed + c, sample->size());
+    for (size_t done = 0; done < size_t(n);) {
+      const size_t take = std::min(size_t(n) - done, sample->size() - from);
+      std::copy_n(sample->begin() + ptrdiff_t(from), take, pool[c].begin() + ptrdiff_t(done));
+      done += take;
+      from = 0;
+    }
+  }
   return pool;
+}
+
+std::vector<float> read_gradient_sample(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw std::invalid_argument(path + ": cannot be read");
+  const std::streamoff bytes = in.tellg();
+  if (bytes <= 0 || bytes % 4 != 0) {
+    throw std::invalid_argument(path + ": " + std::to_string(bytes) +
+                                " bytes; expected a positive whole number of float32 values (4 bytes each)");
+  }
+  std::vector<float> values(size_t(bytes / 4));
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(values.data()), bytes)) throw std::invalid_argument(path + ": read failed");
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i])) {
+      throw std::invalid_argument(path + ": value " + std::to_string(i) + " is not finite; expected a gradient");
+    }
+  }
+  return values;
 }
 
 bool measures(const ProfileOptions& o, const std::string& kernel) {
@@ -276,6 +315,10 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   doc["device"] = {{"kind", "cpu"}, {"name", cpu_model()}, {"threads", 1}};
   doc["provenance"] = {{"kind", "measured"}, {"tool", "sparsefuse profile-kernels"}, {"date", today_utc()},
                        {"host", host_name()}, {"compiler", compiler()}};
+  doc["provenance"]["inputs"] =
+      o.gradients ? "windows of a model's gradient: " + o.gradients_source + " (" + std::to_string(o.gradients->size()) +
+                        " float32 values)"
+                  : "Gaussian draws, scale 1e-3";
   // State shared across densities of one size. Every call takes the next of
   // a pool of distinct gradients small enough to stay in cache, as backward
   // leaves the gradient it has just written (new values each time). With a
@@ -300,10 +343,10 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
   size_t turn = 0;
   TopkWorkspace ws;
   auto prepare = [&](int64_t n) -> Measure {
-    hot = distinct_gradients(n, hot_pool_copies(n), 1);
+    hot = distinct_gradients(n, hot_pool_copies(n), 1, o.gradients.get());
     cold_pool.clear();
     if (o.working_set_bytes > 0) {
-      cold_pool = distinct_gradients(n, working_set_copies(o.working_set_bytes, 4 * n), 1 + hot.size());
+      cold_pool = distinct_gradients(n, working_set_copies(o.working_set_bytes, 4 * n), 1 + hot.size(), o.gradients.get());
     }
     const std::vector<float>& g = hot.front();
     std::vector<float> r(static_cast<size_t>(n));

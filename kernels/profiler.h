@@ -70,6 +70,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -96,7 +97,17 @@ struct ProfileOptions {
   // profile-kernels --processes makes it a barrier across the processes,
   // so that they all time the same call at the same time. Empty: nothing.
   std::function<void()> before_point;
+  // cpu: the calls' inputs are windows of this model's gradient
+  // (read_gradient_sample) instead of Gaussian draws; null: Gaussian.
+  std::shared_ptr<const std::vector<float>> gradients;
+  std::string gradients_source;  // where they came from, for the provenance
 };
+
+// A model's gradient as `sparsefuse profile-model --gradients-out` writes it:
+// raw little-endian float32, every parameter's gradient in ready order.
+// Throws std::invalid_argument saying what is wrong with PATH (unreadable,
+// empty, not a whole number of float32, a value not finite).
+std::vector<float> read_gradient_sample(const std::string& path);
 
 // ADTopk's row lengths (dimension 1 of a tensor: a convolution's input
 // channels, a linear layer's input features). kProfileAdtopkRow is also the
@@ -127,8 +138,18 @@ inline constexpr int64_t kAfterComputeMaxElements = 100'000;
 // repeated and 6.12 on fresh values (docs/simulator-model.md#fresh-gradients).
 inline constexpr int64_t kHotPoolBytes = int64_t{512} << 10;
 size_t hot_pool_copies(int64_t n);
-// COPIES Gaussian gradients of N elements (scale 1e-3), copy c drawn with seed FIRST_SEED + c.
-std::vector<std::vector<float>> distinct_gradients(int64_t n, size_t copies, uint64_t first_seed);
+// COPIES gradients of N elements, copy c numbered FIRST_SEED + c: without
+// SAMPLE, Gaussian (scale 1e-3) drawn with seed FIRST_SEED + c; with it, the
+// window of SAMPLE starting at sample_window_start(FIRST_SEED + c, size),
+// wrapping around its end.
+std::vector<std::vector<float>> distinct_gradients(int64_t n, size_t copies, uint64_t first_seed,
+                                                   const std::vector<float>* sample = nullptr);
+// Where window number I of a sample of SIZE elements starts: I times the
+// golden ratio's fraction of the way round, so that windows spread over the
+// whole model (its layers differ in how their values are distributed, which
+// top-k's radix select is sensitive to) and no two of the first thousands
+// meet.
+size_t sample_window_start(uint64_t i, size_t size);
 
 // Every kernel name the profiler knows, compression kernels first, then "unpack".
 const std::vector<std::string>& profile_kernel_names();

@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <regex>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/cuda/cuda_kernels.h"
@@ -246,6 +250,51 @@ TEST(Profiler, HotPoolHoldsDistinctGradients) {
     }
   }
   EXPECT_EQ(distinct_gradients(1000, 3, 7), pool);
+}
+
+// With a model's gradient as the sample, copy c is the window starting
+// sample_window_start(first + c) of the way round, wrapping past the end:
+// sample 0..9, windows of 4 from numbers 1, 2, 3 start at 6, 2, 8 (0.618,
+// 0.236, 0.854 of the way) and the last wraps to 8, 9, 0, 1.
+TEST(Profiler, GradientSampleWindowsSpreadAndWrap) {
+  EXPECT_EQ(sample_window_start(0, 10), 0u);
+  EXPECT_EQ(sample_window_start(1, 10), 6u);
+  EXPECT_EQ(sample_window_start(2, 10), 2u);
+  EXPECT_EQ(sample_window_start(3, 10), 8u);
+  const std::vector<float> sample = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  const auto pool = distinct_gradients(4, 3, 1, &sample);
+  ASSERT_EQ(pool.size(), 3u);
+  EXPECT_EQ(pool[0], (std::vector<float>{6, 7, 8, 9}));
+  EXPECT_EQ(pool[1], (std::vector<float>{2, 3, 4, 5}));
+  EXPECT_EQ(pool[2], (std::vector<float>{8, 9, 0, 1}));
+  // Longer than the sample: it repeats.
+  EXPECT_EQ(distinct_gradients(23, 1, 2, &sample)[0],
+            (std::vector<float>{2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4}));
+}
+
+TEST(Profiler, GradientSampleFileIsRawFloat32AndChecked) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string base = std::string(dir ? dir : "/tmp") + "/sample";
+  const std::vector<float> values = {1.5f, -2.25f, 0.0f, 3e-8f};
+  std::ofstream(base + ".f32", std::ios::binary).write(reinterpret_cast<const char*>(values.data()), 16);
+  EXPECT_EQ(read_gradient_sample(base + ".f32"), values);
+  auto problem = [](const std::string& path) {
+    try {
+      read_gradient_sample(path);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(problem(base + ".missing"), base + ".missing: cannot be read");
+  std::ofstream(base + ".odd", std::ios::binary).write("abcdef", 6);
+  EXPECT_EQ(problem(base + ".odd"),
+            base + ".odd: 6 bytes; expected a positive whole number of float32 values (4 bytes each)");
+  std::ofstream(base + ".empty", std::ios::binary).flush();
+  EXPECT_NE(problem(base + ".empty").find("0 bytes"), std::string::npos);
+  const float with_nan[2] = {1.0f, std::nanf("")};
+  std::ofstream(base + ".nan", std::ios::binary).write(reinterpret_cast<const char*>(with_nan), 8);
+  EXPECT_EQ(problem(base + ".nan"), base + ".nan: value 1 is not finite; expected a gradient");
 }
 
 TEST(Profiler, BytesMoved) {

@@ -84,7 +84,7 @@ CostCurve CostCurve::scaled_above_floor(double factor) const {
 }
 
 CompressionConfig CompressionConfig::parse(const JsonNode& node) {
-  node.check_keys({"density", "sparsifier", "profile", "cpu_profile", "gpu_memory_gbytes_per_s",
+  node.check_keys({"density", "sparsifier", "profile", "cpu_profile", "fused_profile", "gpu_memory_gbytes_per_s",
                    "pcie_gbytes_per_s", "cpu_threads", "side_stream_contention", "calls", "flush_bookkeeping_us",
                    "request_bookkeeping_us"});
   CompressionConfig c;
@@ -100,6 +100,7 @@ CompressionConfig CompressionConfig::parse(const JsonNode& node) {
   }
   c.profile = node.get_string("profile", c.profile);
   c.cpu_profile = node.get_string("cpu_profile", c.cpu_profile);
+  c.fused_profile = node.get_string("fused_profile", c.fused_profile);
   c.gpu_memory_gbytes_per_s = node.get_number("gpu_memory_gbytes_per_s", c.gpu_memory_gbytes_per_s, 0, 1e6, true);
   c.pcie_gbytes_per_s = node.get_number("pcie_gbytes_per_s", c.pcie_gbytes_per_s, 0, 1e6, true);
   c.cpu_threads = int(node.get_int("cpu_threads", c.cpu_threads, 1, 4096));
@@ -128,6 +129,7 @@ Json CompressionConfig::to_json() const {
             {"side_stream_contention", side_stream_contention},
             {"calls", calls_after_compute ? "after-compute" : "hot"}};
   if (!sparsifier.empty()) j["sparsifier"] = sparsifier;
+  if (!fused_profile.empty()) j["fused_profile"] = fused_profile;
   if (flush_bookkeeping_us) j["flush_bookkeeping_us"] = *flush_bookkeeping_us;
   if (request_bookkeeping_us) j["request_bookkeeping_us"] = *request_bookkeeping_us;
   return j;
@@ -240,6 +242,16 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     request_bookkeeping_us_ = measured.request_bookkeeping_us;
     gpu_source_ = file;
   }
+  if (!config.fused_profile.empty()) {
+    if (seed_tables_) {
+      throw InputError(scenario_file, "/compression/fused_profile",
+                       "a fused profile refines a measured profile; compression.profile is the seed tables");
+    }
+    ProfileCurves fused = load_profile_curves(load_profile_document(config.fused_profile, base_dir, fused_source_),
+                                              fused_source_);
+    fused_hot_ = std::move(fused.hot);
+    fused_cold_ = std::move(fused.cold);
+  }
   if (config.flush_bookkeeping_us) flush_bookkeeping_us_ = *config.flush_bookkeeping_us;
   if (config.request_bookkeeping_us) request_bookkeeping_us_ = *config.request_bookkeeping_us;
   // CPU curves: the named profile, else the one measured on the development
@@ -330,8 +342,13 @@ static double blended_us(const CostCurve& hot, const CostCurve* cold, int64_t el
 
 static TimeNs us_to_ns(double us) { return round_ns(us * 1e3); }
 
-TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density, double cold_fraction) const {
+TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density, double cold_fraction,
+                               bool fused) const {
   if (seed_tables_) return seconds_to_ns(policy::seed::seed_tz_s(elements, seed_table_for(s)));
+  if (fused && find_curve(fused_hot_, s)) {
+    return us_to_ns(blended_us(*find_curve(fused_hot_, s), find_curve(fused_cold_, s), elements, density,
+                               cold_fraction));
+  }
   return us_to_ns(blended_us(curve_for(hot_, s, gpu_source_), find_curve(cold_, s), elements, density, cold_fraction));
 }
 
@@ -423,6 +440,7 @@ TimeNs CompressionCost::request_bookkeeping_ns() const { return us_to_ns(request
 
 std::string CompressionCost::compression_costs() const {
   std::string costs = gpu_source_;
+  if (!fused_source_.empty()) costs += "; requests fusing several tensors selected at " + fused_source_ + "'s curves";
   if (config_.calls_after_compute) {
     const bool measured = !after_.sparsifiers.empty() || !after_.ef_topk.empty() || !after_.pack.empty();
     costs += measured ? "; calls after compute: its compression_after_compute excess charged"

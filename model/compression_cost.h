@@ -58,6 +58,12 @@ struct CompressionConfig {
   std::string profile = "seed-8node";  // or a profile file path, or "estimate:GPU"; the scenario
                                        // defaults it from topology.gpu (model/gpu_devices.h)
   std::string cpu_profile;             // profile file with CPU curves ("" = built-in measured CPU profile)
+  // A profile measured on windows of a model's gradient (profile-kernels
+  // --gradients) whose selection curves price requests that fuse several
+  // tensors; "" = the profile above prices every request. Top-k's radix
+  // select runs faster on a buffer of several layers' gradients (values of
+  // different scales) than on one layer's (docs/simulator-model.md#fused-inputs).
+  std::string fused_profile;
   double gpu_memory_gbytes_per_s = 900;  // EF traffic and decompression when the profile has no unpack curve
   double pcie_gbytes_per_s = 12;         // device<->host copies of offloaded compression
   int cpu_threads = 4;                   // offload thread pool
@@ -121,7 +127,10 @@ class CompressionCost {
   // BASE_DIR. SCENARIO_FILE names the scenario in error messages.
   CompressionCost(const CompressionConfig& config, const std::string& base_dir, const std::string& scenario_file);
 
-  TimeNs gpu_ns(policy::Sparsifier s, int64_t elements, double density, double cold_fraction = 0) const;
+  // FUSED: the request's buffer holds several tensors (the fused profile's
+  // curves where one is named).
+  TimeNs gpu_ns(policy::Sparsifier s, int64_t elements, double density, double cold_fraction = 0,
+                bool fused = false) const;
   // Whether the profile measured ADTopk at two row lengths or more (then a
   // request's ADTopk cost is adtopk_tensor_ns summed over its tensors).
   bool adtopk_by_row() const { return !seed_tables_ && hot_.adtopk_rows.size() >= 2; }
@@ -170,6 +179,8 @@ class CompressionCost {
   CompressionConfig config_;
   bool seed_tables_ = false;
   KernelCurves hot_, cold_, after_;  // the profile's
+  KernelCurves fused_hot_, fused_cold_;  // the fused profile's (empty without one)
+  std::string fused_source_;
   KernelCurves cpu_;         // the CPU profile's (hot: offloaded selections read a fresh host copy)
   double unpack_bytes_per_ns_;
   double flush_bookkeeping_us_ = 0;

@@ -14,6 +14,7 @@
 #include "model/gpu_devices.h"
 #include "model/scenario.h"
 #include "sim/simulator.h"
+#include "sim/worker.h"
 
 namespace sparsefuse::sim {
 namespace {
@@ -177,6 +178,67 @@ TEST(CompressionProfile, ColdFractionsBlendTheHotAndColdCurves) {
   EXPECT_NE(what.find("cold_profile.json"), std::string::npos) << what;
   EXPECT_NE(what.find("/compression_cold"), std::string::npos) << what;
   EXPECT_NE(what.find("object"), std::string::npos) << what;
+}
+
+// A fused profile prices the selections of requests that fuse several
+// tensors, hot and cold blended as the main profile's; a request of one
+// tensor, and a kernel the fused profile did not measure, keep the main
+// profile's curves. Through the executor: a two-tensor request is fused, a
+// one-tensor request is not. Bad input names the key.
+TEST(CompressionProfile, AFusedProfilePricesRequestsOfSeveralTensors) {
+  auto flat = [](double us) {
+    return Json::array({Json{{"elements", 1}, {"density", 0.01}, {"time_us", us}},
+                        Json{{"elements", 1'000'000'000}, {"density", 0.01}, {"time_us", us}}});
+  };
+  const std::string main_path = ::testing::TempDir() + "/main_profile.json";
+  const std::string fused_path = ::testing::TempDir() + "/fused_profile.json";
+  std::ofstream(main_path) << Json{{"format", "sparsefuse-profile/1"},
+                                   {"compression", {{"topk", flat(10)}, {"dgc", flat(20)}}},
+                                   {"compression_cold", {{"topk", flat(30)}}}}.dump();
+  std::ofstream(fused_path) << Json{{"format", "sparsefuse-profile/1"},
+                                    {"compression", {{"topk", flat(6)}}},
+                                    {"compression_cold", {{"topk", flat(18)}}}}.dump();
+  model::CompressionConfig config;
+  config.profile = main_path;
+  config.fused_profile = fused_path;
+  const model::CompressionCost cost(config, "", "s.json");
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01), 10'000);
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01, 0.0, true), 6'000);
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kTopk, 1000, 0.01, 0.5, true), 12'000);  // 0.5 x 6 + 0.5 x 18
+  EXPECT_EQ(cost.gpu_ns(Sparsifier::kDgc, 1000, 0.01, 0.0, true), 20'000);   // not in the fused profile
+  EXPECT_NE(cost.compression_costs().find("requests fusing several tensors selected at " + fused_path),
+            std::string::npos)
+      << cost.compression_costs();
+
+  policy::GradientModel model;
+  model.names = {"a.weight", "b.weight"};
+  model.elements = {500, 500};
+  model.row_length = {0, 0};
+  FlushRecord record;
+  WorkerExecutor executor(cost, model, 1, record);
+  WorkerStreams streams;
+  streams.side_free = 0;
+  executor.bind(0, 0, streams, true);
+  policy::CompressionRequest request;
+  request.sparsifier = Sparsifier::kTopk;
+  request.density = 0.01;
+  request.expected_count = 10;
+  request.placement = policy::Placement::kGpuSideStream;
+  request.first_tensor = 1, request.end_tensor = 2, request.elements = 500;
+  EXPECT_EQ(executor.compress(request, 0).done, 10'000);  // one tensor: the main profile
+  request.first_tensor = 0, request.elements = 1000;
+  // Two tensors, the first of them cold (half the elements): fused, blended.
+  EXPECT_EQ(executor.compress(request, 10'000).done, 10'000 + 12'000);
+
+  config.profile = "seed-8node";
+  const std::string what =
+      input_error([&] { model::CompressionCost(config, "", "s.json"); }, "a fused profile over the seed tables");
+  EXPECT_NE(what.find("/compression/fused_profile"), std::string::npos) << what;
+  config.profile = main_path;
+  config.fused_profile = ::testing::TempDir() + "/no_such_profile.json";
+  EXPECT_NE(input_error([&] { model::CompressionCost(config, "", "s.json"); }, "a missing fused profile")
+                .find("no_such_profile.json"),
+            std::string::npos);
 }
 
 // ADTopk by row length: rows of 64 cost 400 us and rows of 4096 100 us for

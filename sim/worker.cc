@@ -112,10 +112,12 @@ double WorkerExecutor::cold_fraction(int first, int end, int64_t elements) const
 }
 
 // The runtime's ADTopk selects tensor by tensor (runtime/compressor.cc):
-// each at its own row length, all but the last ready out of cache.
+// each at its own row length, all but the last ready out of cache. Other
+// selections run over the whole request, fused where it holds several
+// tensors (CompressionConfig::fused_profile).
 TimeNs WorkerExecutor::selection_ns(const policy::CompressionRequest& r, double cold) const {
   if (r.sparsifier != policy::Sparsifier::kAdtopk || !cost_.adtopk_by_row()) {
-    return cost_.gpu_ns(r.sparsifier, r.elements, r.density, cold);
+    return cost_.gpu_ns(r.sparsifier, r.elements, r.density, cold, r.end_tensor - r.first_tensor > 1);
   }
   TimeNs sum = 0;
   for (int t = r.first_tensor; t < r.end_tensor; ++t) {

@@ -105,6 +105,31 @@ PY
   name=measured/$(basename "$trace" .json)
   grep -Eq "^$name .*\[measured: (cpu|cuda) " <<<"$models" || fail "sparsefuse models does not list $name as measured"
 done
+# --gradients-out: the last iteration's gradients of the parameters that have
+# one, in ready order, as raw float32 — the tiny model's 7 of its 9 tensors —
+# and profile-kernels takes them as its inputs (windows of the model's values,
+# wrapping round its 4,000-odd elements), naming them in the provenance.
+"$sf" profile-model --model "$tiny:make" --input 16:int64:100 --input 32 --batch 16 --iterations 2 --warmup 1 \
+  --unhooked-iterations 0 --out "$tmp/g.json" --gradients-out "$tmp/g.f32" >"$tmp/g.log" 2>&1 ||
+  fail "profile-model --gradients-out: $(cat "$tmp/g.log")"
+$py - "$tmp/g.json" "$tmp/g.f32" <<'PY' || fail "the gradient file"
+import json, os, sys
+import numpy as np
+t = json.load(open(sys.argv[1]))
+with_grad = [x for x in t["tensors"] if x.get("has_grad", True)]
+g = np.fromfile(sys.argv[2], dtype=np.float32)
+assert g.size == sum(x["elements"] for x in with_grad), (g.size, [x["elements"] for x in with_grad])
+assert np.isfinite(g).all() and np.count_nonzero(g) > g.size // 2, g[:8]
+PY
+"$sf" profile-kernels --sizes 10000 --kernels topk --repetitions 1 --gradients "$tmp/g.f32" --out "$tmp/gk.json" \
+  >/dev/null || fail "profile-kernels --gradients"
+[[ $(field "$tmp/gk.json" 'r["provenance"]["inputs"]') == "windows of a model's gradient: $tmp/g.f32 ("*" float32 values)" ]] ||
+  fail "the profile does not name its gradient inputs: $(field "$tmp/gk.json" 'r["provenance"]')"
+printf 'abcdefg' >"$tmp/seven.f32"
+err=$("$sf" profile-kernels --sizes 1000 --gradients "$tmp/seven.f32" 2>&1 >/dev/null)
+[[ $? -eq 2 && $err == *"--gradients: $tmp/seven.f32: 7 bytes; expected a positive whole number of float32"* ]] ||
+  fail "a 7-byte gradient file: $err"
+
 [[ $shipped -ge 4 ]] || fail "expected at least 4 shipped traces under traces/measured, found $shipped"
 
 # --- bad input: exit 2, one line on stderr naming the problem, no output file
@@ -123,6 +148,8 @@ expect_bad 'unknown model "alexnet-xl"' "$sf" profile-model --model alexnet-xl
 expect_bad 'unknown torchvision classifier "nope"' "$sf" profile-model --model torchvision:nope
 expect_bad 'raised ValueError: the factory is broken on purpose' "$sf" profile-model --model "$tiny:raises" --input 4
 expect_bad 'has no parameters' "$sf" profile-model --model "$tiny:no_params" --input 4
+expect_bad "--gradients-out $tmp/missing/g.f32: directory $tmp/missing does not exist" \
+  "$sf" profile-model --model "$tiny:make" --input 16:int64:100 --input 32 --gradients-out "$tmp/missing/g.f32"
 expect_bad 'expected a torch.nn.Module' "$sf" profile-model --model "$tiny:not_a_module" --input 4
 expect_bad '--input: required' "$sf" profile-model --model "$tiny:make"
 expect_bad '--input "3xq"' "$sf" profile-model --model "$tiny:make" --input 3xq

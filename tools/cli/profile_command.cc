@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -215,6 +216,17 @@ kernels::ProfileRun profile_together(kernels::ProfileOptions o, int processes, c
   return run;
 }
 
+// --gradients PATH: the calls' inputs are windows of that model gradient.
+void use_gradients(const std::string& path, kernels::ProfileOptions& o) {
+  if (o.device != "cpu") throw InputError("--gradients", "", path + ": model gradients are profiled on the cpu only");
+  try {
+    o.gradients = std::make_shared<const std::vector<float>>(kernels::read_gradient_sample(path));
+  } catch (const std::invalid_argument& e) {
+    throw InputError("--gradients", "", e.what());
+  }
+  o.gradients_source = path;
+}
+
 }  // namespace
 
 int run_profile_kernels(const Args& args) {
@@ -234,6 +246,10 @@ int run_profile_kernels(const Args& args) {
        "cpu: also time every kernel at sizes <= 1e5 as training calls it, each call alone after a sweep of B bytes "
        "(compression_after_compute: what a call costs right after a layer's backward; e.g. 8388608), and the "
        "runtime's own bookkeeping per packed flush (flush_bookkeeping) when the pack kernel is measured")
+      ("gradients", po::value<std::string>(),
+       "cpu: take every call's input from windows of this model gradient (raw float32, as `sparsefuse "
+       "profile-model --gradients-out` writes it) instead of Gaussian draws: top-k's radix select runs faster "
+       "on real gradients than on Gaussian values of the same size (tools/train/README.md)")
       ("processes", po::value<int>()->default_value(1),
        "cpu: measure in P processes at once, every point timed by all of them together (a barrier before each), "
        "as P ranks compress side by side; needs --out: this process's profile goes there, the others' to "
@@ -241,7 +257,7 @@ int run_profile_kernels(const Args& args) {
   po::positional_options_description none;
   po::variables_map vm;
   if (!parse_command_line(args, "usage: sparsefuse profile-kernels --device cpu|cuda [--out profiles/NAME.json] [--sizes N...] [--kernels K...]\n"
-                                "       [--working-set B] [--after-compute B] [--processes P]\n\n"
+                                "       [--working-set B] [--after-compute B] [--gradients FILE] [--processes P]\n\n"
                                 "Measures every compression kernel over sizes and densities, prints a table (time,\n"
                                 "GB/s, ratio to the memory floor) and writes cost curves the simulator reads\n"
                                 "(scenario key compression.profile or compression.cpu_profile).",
@@ -260,6 +276,7 @@ int run_profile_kernels(const Args& args) {
   if (vm.count("kernels")) o.kernels = vm["kernels"].as<std::vector<std::string>>();
   o.working_set_bytes = vm["working-set"].as<int64_t>();
   o.after_compute_evict_bytes = vm["after-compute"].as<int64_t>();
+  if (vm.count("gradients")) use_gradients(vm["gradients"].as<std::string>(), o);
   try {
     kernels::validate_profile_options(o);
   } catch (const std::invalid_argument& e) {

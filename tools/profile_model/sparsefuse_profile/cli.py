@@ -65,6 +65,9 @@ def parser():
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="cpu (monotonic clock) or cuda (events)")
     p.add_argument("--seed", type=positive("--seed", 0), default=0, help="seed of the synthetic inputs (0)")
     p.add_argument("--note", default="", help="a sentence stored in the provenance (e.g. that the host was shared)")
+    p.add_argument("--gradients-out", metavar="FILE",
+                   help="also write the last iteration's gradients, every parameter's in ready order, as raw "
+                        "float32: the inputs of `sparsefuse profile-kernels --gradients FILE`")
     return p
 
 
@@ -87,12 +90,28 @@ def cpu_name():
     return platform.processor() or platform.machine()
 
 
-def _check_out(path):
+def _check_out(path, option="--out", example="trace.json"):
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise InputError(f"--out {path}: directory {directory} does not exist")
+        raise InputError(f"{option} {path}: directory {directory} does not exist")
     if os.path.isdir(path):
-        raise InputError(f"--out {path}: is a directory; expected a file name such as trace.json")
+        raise InputError(f"{option} {path}: is a directory; expected a file name such as {example}")
+
+
+def write_gradients(path, workload, order):
+    """The last iteration's gradients of WORKLOAD's parameters ORDER (indices
+    into named_parameters, ready order), concatenated as raw float32 into
+    PATH (a temporary name, then renamed)."""
+    import torch
+    params = [p for _, p in workload.model.named_parameters()]
+    missing = [i for i in order if params[i].grad is None]
+    if missing:
+        raise InputError(f"--gradients-out {path}: parameter {missing[0]} has no gradient after the last iteration")
+    flat = torch.cat([params[i].grad.detach().float().flatten().cpu() for i in order])
+    temporary = path + ".tmp"
+    flat.numpy().tofile(temporary)
+    os.replace(temporary, path)
+    return flat.numel()
 
 
 def optimizer_for(torch, kind, params):
@@ -184,6 +203,8 @@ def run(args, argv):
     from sparsefuse_profile import clocks, tracefile, workloads
 
     _check_out(args.out)
+    if args.gradients_out:
+        _check_out(args.gradients_out, "--gradients-out", "gradients.f32")
     if args.device == "cuda" and not torch.cuda.is_available():
         raise InputError(f"--device cuda: PyTorch {torch.__version__} sees no CUDA GPU "
                          "(torch.cuda.is_available() is false); use --device cpu or a machine with a GPU")
@@ -235,6 +256,9 @@ def run(args, argv):
     else:
         print(f"order       equals reverse registration order ({len(order)} tensors with gradients)")
     print(f"wrote       {args.out}")
+    if args.gradients_out:
+        count = write_gradients(args.gradients_out, workload, order)
+        print(f"wrote       {args.gradients_out} ({count} float32 gradient values in ready order)")
     return 0
 
 
