@@ -231,7 +231,7 @@ TEST(CommInterference, PartialPassesChangeNothingButThePassCount) {
     EXPECT_EQ(partial.to_json(false).dump(), full.to_json(false).dump()) << preset;
     EXPECT_LE(partial.interference_passes, full.interference_passes) << preset;
   }
-  EXPECT_GE(compared, 18);  // of 31 presets; the others leave an iteration unsettled either way
+  EXPECT_GE(compared, 18);  // of 31 presets; each of the others leaves an iteration unsettled one way or both
 }
 
 }  // namespace
