@@ -345,9 +345,8 @@ static TimeNs us_to_ns(double us) { return round_ns(us * 1e3); }
 TimeNs CompressionCost::gpu_ns(Sparsifier s, int64_t elements, double density, double cold_fraction,
                                bool fused) const {
   if (seed_tables_) return seconds_to_ns(policy::seed::seed_tz_s(elements, seed_table_for(s)));
-  if (fused && find_curve(fused_hot_, s)) {
-    return us_to_ns(blended_us(*find_curve(fused_hot_, s), find_curve(fused_cold_, s), elements, density,
-                               cold_fraction));
+  if (const CostCurve* fused_hot = fused ? find_curve(fused_hot_, s) : nullptr) {
+    return us_to_ns(blended_us(*fused_hot, find_curve(fused_cold_, s), elements, density, cold_fraction));
   }
   return us_to_ns(blended_us(curve_for(hot_, s, gpu_source_), find_curve(cold_, s), elements, density, cold_fraction));
 }

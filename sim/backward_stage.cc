@@ -72,17 +72,22 @@ void BackwardStage::mark_latest(const std::vector<WorkerStreams>& streams, bool 
   }
 }
 
-void BackwardStage::mark_last_ready(std::vector<char>& late) const {
-  std::vector<TimeNs> latest(ready_.begin(), ready_.begin() + tensors_);
-  std::vector<size_t> who(size_t(tensors_), 0);
-  const size_t workers = ready_.size() / size_t(tensors_);
+void mark_latest_per_column(const std::vector<TimeNs>& times, size_t columns, std::vector<char>& late) {
+  if (columns == 0) return;
+  std::vector<TimeNs> latest(times.begin(), times.begin() + ptrdiff_t(columns));
+  std::vector<size_t> who(columns, 0);
+  const size_t workers = times.size() / columns;
   for (size_t w = 1; w < workers; ++w) {
-    const TimeNs* ready = ready_.data() + w * tensors_;
-    for (int t = 0; t < tensors_; ++t) {
-      if (ready[t] > latest[t]) latest[t] = ready[t], who[t] = w;
+    const TimeNs* row = times.data() + w * columns;
+    for (size_t c = 0; c < columns; ++c) {
+      if (row[c] > latest[c]) latest[c] = row[c], who[c] = w;
     }
   }
   for (size_t w : who) late[w] = 1;
+}
+
+void BackwardStage::mark_last_ready(std::vector<char>& late) const {
+  mark_latest_per_column(ready_, size_t(tensors_), late);
 }
 
 void BackwardStage::run_worker(int w, int it, bool gated, WorkerStreams& s, WorkerExecutor& executor) {

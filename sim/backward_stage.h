@@ -17,6 +17,10 @@
 
 namespace sparsefuse::sim {
 
+// TIMES holds one row of COLUMNS per worker (worker-major); marks in LATE,
+// per column, the worker with the latest time (the first of equals).
+void mark_latest_per_column(const std::vector<TimeNs>& times, size_t columns, std::vector<char>& late);
+
 class BackwardStage {
  public:
   // Exactly one of COORDINATOR and POLICIES is used: the scheme's coordinator

@@ -311,14 +311,7 @@ std::vector<Interval> Simulation::guess_in_flight() {
 // After a full pass: the workers that posted some flush last, and for a
 // coordinator the workers whose copy of some tensor was ready last.
 void Simulation::mark_late_workers() {
-  const size_t flushes = record_.buckets.size();
-  for (size_t k = 0; k < flushes; ++k) {
-    size_t last = 0;
-    for (size_t w = 1; w < size_t(workers_); ++w) {
-      if (record_.posts[w * flushes + k] > record_.posts[last * flushes + k]) last = w;
-    }
-    late_[last] = 1;
-  }
+  mark_latest_per_column(record_.posts, record_.buckets.size(), late_);
   if (coordinator_) backward_.mark_last_ready(late_);
 }
 

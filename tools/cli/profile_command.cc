@@ -5,10 +5,10 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
-#include <memory>
 #include <string>
 #include <vector>
 

@@ -101,16 +101,15 @@ def _check_out(path, option="--out", example="trace.json"):
 def write_gradients(path, workload, order):
     """The last iteration's gradients of WORKLOAD's parameters ORDER (indices
     into named_parameters, ready order), concatenated as raw float32 into
-    PATH (a temporary name, then renamed)."""
+    PATH (tracefile.write_atomically: never a partial file)."""
     import torch
+    from sparsefuse_profile import tracefile
     params = [p for _, p in workload.model.named_parameters()]
     missing = [i for i in order if params[i].grad is None]
     if missing:
         raise InputError(f"--gradients-out {path}: parameter {missing[0]} has no gradient after the last iteration")
     flat = torch.cat([params[i].grad.detach().float().flatten().cpu() for i in order])
-    temporary = path + ".tmp"
-    flat.numpy().tofile(temporary)
-    os.replace(temporary, path)
+    tracefile.write_atomically(path, flat.numpy().astype("<f4").tobytes())
     return flat.numel()
 
 

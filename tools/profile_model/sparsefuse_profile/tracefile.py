@@ -164,13 +164,15 @@ def render(trace):
     return "\n".join(lines) + "\n"
 
 
-def write_atomically(path, text):
-    """Writes a temporary file beside PATH and renames it: never a partial file."""
+def write_atomically(path, content):
+    """Writes CONTENT (text, or bytes written as they are) to a temporary file
+    beside PATH and renames it: never a partial file."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".profile-", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        binary = isinstance(content, bytes)
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")) as f:
+            f.write(content)
         os.replace(tmp, path)
     except BaseException:
         try:
