@@ -16,6 +16,9 @@ mean_ms() {
   /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1])); t=r['iteration_time_s']; print(f\"{1e3*sum(t)/len(t):.3f}\" if isinstance(t, list) else f\"{1e3*t['mean']:.3f}\")" "$1"
 }
 
+# Why the runtime refused a preset, from the log LOG that says so.
+refusal_reason() { grep -o 'cannot run preset "[^"]*": .*' "$1" | head -1 | cut -d: -f2- | cut -c2-; }
+
 # One row: PRESET RANKS VERDICT ITERATION_MS BUCKETS.
 print_row() { printf '%-16s %5s  %-8s %12s  %s\n' "$@"; }
 

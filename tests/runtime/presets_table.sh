@@ -18,7 +18,6 @@ py=/usr/bin/python3
 mkdir -p "$out"
 source "$(dirname "$0")/../lib/preset_rows.sh"
 
-
 # "first:tensors:collective:elements ..." from a result.json.
 sequence() {
   "$py" -c "import json,sys; r=json.load(open(sys.argv[1]))
@@ -35,8 +34,7 @@ for preset in $(presets); do
       --set scheme="$preset" --check --out "$row" >"$row.log" 2>&1
     status=$?
     if [[ $status -eq 2 ]] && grep -q "runtime-mpi cannot run preset" "$row.log"; then
-      reason=$(grep -o 'cannot run preset "[^"]*": .*' "$row.log" | head -1 | cut -d: -f2- | cut -c2-)
-      print_row "$preset" "$np" refused - "$reason"
+      print_row "$preset" "$np" refused - "$(refusal_reason "$row.log")"
       continue
     fi
     check=$(grep -q "^check           passed" "$row.log" && echo passed || echo FAILED)

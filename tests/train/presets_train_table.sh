@@ -52,8 +52,7 @@ for preset in $(presets); do
       --out "$row" >"$row.log" 2>&1
     status=$?
     if [[ $status -eq 2 ]] && grep -q "cannot run preset" "$row.log"; then
-      reason=$(grep -o 'cannot run preset "[^"]*": .*' "$row.log" | head -1 | cut -d: -f2- | cut -c2-)
-      print_row "$preset" "$np" refused - "$reason"
+      print_row "$preset" "$np" refused - "$(refusal_reason "$row.log")"
       continue
     fi
     if [[ $status -ne 0 || ! -f $row/result.json ]]; then
