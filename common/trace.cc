@@ -1,5 +1,8 @@
 #include "common/trace.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "common/embedded_json.h"
@@ -76,10 +79,29 @@ static void check_measured(const JsonNode& root, const Trace& trace) {
   p.child("date").as_string();
 }
 
+// "runtime_flush": the flush probe's medians (runtime/flush_probe.h); the
+// simulator uses the bookkeeping, the rest says what it came from.
+static double parse_runtime_flush(const JsonNode& node) {
+  node.check_keys({"flush_us", "kernel_us", "bookkeeping_us", "elements", "flushes", "kernels", "method"});
+  const double flush = node.child("flush_us").as_number(0, 1e6);
+  const double kernel = node.child("kernel_us").as_number(0, 1e6);
+  node.child("elements").as_int(1, int64_t(1) << 40);
+  node.child("flushes").as_int(1, int64_t(1) << 40);
+  node.child("kernels").as_int(1, int64_t(1) << 40);
+  node.child("method").as_string();
+  JsonNode bookkeeping = node.child("bookkeeping_us");
+  const double us = bookkeeping.as_number(0, 1e6);
+  if (std::abs(us - std::max(0.0, flush - kernel)) > 1e-6 * std::max(1.0, flush)) {
+    bookkeeping.fail(fmt::format("expected flush_us - kernel_us floored at 0 ({:g}), got {:g}",
+                                 std::max(0.0, flush - kernel), us));
+  }
+  return us;
+}
+
 Trace parse_trace(const Json& document, const std::string& file) {
   JsonNode root(document, file, "");
   root.check_keys({"format", "model", "description", "batch_size", "dtype", "provenance", "forward_ns",
-                   "backward_ns", "optimizer_ns", "iteration_ns", "iteration_cv", "tensors"});
+                   "backward_ns", "optimizer_ns", "iteration_ns", "iteration_cv", "runtime_flush", "tensors"});
   JsonNode format = root.child("format");
   if (format.as_string() != "sparsefuse-trace/1") format.fail("expected \"sparsefuse-trace/1\"");
   Trace trace;
@@ -99,6 +121,7 @@ Trace parse_trace(const Json& document, const std::string& file) {
   trace.iteration_ns = root.get_int("iteration_ns", 0, 0, kMaxNs);
   trace.iteration_cv = root.get_number("iteration_cv", 0.0, 0.0, 10.0, /*min_exclusive=*/false);
   if (trace.provenance_kind() == "measured") check_measured(root, trace);
+  if (auto flush = root.optional_child("runtime_flush")) trace.flush_bookkeeping_us = parse_runtime_flush(*flush);
   JsonNode tensors = root.child("tensors");
   size_t count = tensors.array_size();
   if (count == 0) tensors.fail("expected at least one tensor; the trace has none");

@@ -3,6 +3,7 @@
 // and optimizer time. Format: traces/README.md ("sparsefuse-trace/1").
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct Trace {
   // coefficient of variation of the iteration time (a scenario's compute_cv).
   TimeNs iteration_ns = 0;
   double iteration_cv = 0;
+  // Measured in situ by `sparsefuse train --profile interleaved`
+  // (runtime/flush_probe.h, the trace's "runtime_flush"): the runtime
+  // engine's own work per flush of a packed bucket after this model's
+  // backward steps on the machine profiled, in us; unset where not measured.
+  std::optional<double> flush_bookkeeping_us;
   std::vector<TraceTensor> tensors;
 
   std::string provenance_kind() const;  // "analytic" or "measured"

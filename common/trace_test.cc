@@ -76,6 +76,34 @@ TEST(Trace, MeasuredTraceMustSayWhatItMeasured) {
   EXPECT_THROW(parse_trace(negative_spread, "m.json"), InputError);
 }
 
+// The flush probe's medians: the bookkeeping is read; it must be flush_us -
+// kernel_us floored at 0, and every field is checked, naming it.
+TEST(Trace, RuntimeFlushIsReadAndChecked) {
+  const Json probe = {{"flush_us", 0.9}, {"kernel_us", 0.3}, {"bookkeeping_us", 0.6}, {"elements", 64},
+                      {"flushes", 10}, {"kernels", 5}, {"method", "a probe"}};
+  Json doc = measured_trace();
+  EXPECT_FALSE(parse_trace(doc, "m.json").flush_bookkeeping_us);
+  doc["runtime_flush"] = probe;
+  EXPECT_DOUBLE_EQ(parse_trace(doc, "m.json").flush_bookkeeping_us.value(), 0.6);
+  doc["runtime_flush"]["kernel_us"] = 1.2;
+  doc["runtime_flush"]["bookkeeping_us"] = 0;  // floored
+  EXPECT_DOUBLE_EQ(parse_trace(doc, "m.json").flush_bookkeeping_us.value(), 0);
+  const std::pair<const char*, Json> bad[] = {{"bookkeeping_us", 0.5}, {"flush_us", -1}, {"flushes", 0},
+                                              {"method", 3}, {"extra", 1}};
+  for (const auto& [key, value] : bad) {
+    Json broken = measured_trace();
+    broken["runtime_flush"] = probe;
+    broken["runtime_flush"][key] = value;
+    try {
+      parse_trace(broken, "m.json");
+      ADD_FAILURE() << key << " = " << value.dump() << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("runtime_flush"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("m.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Trace, ShippedMeasuredTracesAreBuiltIn) {
   size_t measured = 0;
   for (const auto& name : builtin_trace_names()) {

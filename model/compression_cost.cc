@@ -221,7 +221,7 @@ static Json load_profile_document(const std::string& name, const std::string& ba
 }
 
 CompressionCost::CompressionCost(const CompressionConfig& config, const std::string& base_dir,
-                                 const std::string& scenario_file)
+                                 const std::string& scenario_file, std::optional<double> trace_flush_bookkeeping_us)
     : config_(config), unpack_bytes_per_ns_(config.gpu_memory_gbytes_per_s), scenario_file_(scenario_file) {
   constexpr std::string_view kEstimate = "estimate:";
   if (config.profile == "seed-8node") {
@@ -238,7 +238,15 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     if (measured.unpack_bytes_per_ns > 0) unpack_bytes_per_ns_ = measured.unpack_bytes_per_ns;
     // A CPU's is measured after compute, as the runtime meets it in training
     // only; a GPU's is host work every flush pays, trace replays included.
-    if (config.calls_after_compute || measured.gpu) flush_bookkeeping_us_ = measured.flush_bookkeeping_us;
+    // A CPU's measured in situ after the model's own backward steps (the
+    // trace's) replaces one measured after synthetic sweeps.
+    if (config.calls_after_compute && !measured.gpu && trace_flush_bookkeeping_us) {
+      flush_bookkeeping_us_ = *trace_flush_bookkeeping_us;
+      flush_bookkeeping_source_ = "the trace's runtime_flush, measured in situ";
+    } else if (config.calls_after_compute || measured.gpu) {
+      flush_bookkeeping_us_ = measured.flush_bookkeeping_us;
+      flush_bookkeeping_source_ = "the profile's";
+    }
     request_bookkeeping_us_ = measured.request_bookkeeping_us;
     gpu_source_ = file;
   }
@@ -252,7 +260,10 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     fused_hot_ = std::move(fused.hot);
     fused_cold_ = std::move(fused.cold);
   }
-  if (config.flush_bookkeeping_us) flush_bookkeeping_us_ = *config.flush_bookkeeping_us;
+  if (config.flush_bookkeeping_us) {
+    flush_bookkeeping_us_ = *config.flush_bookkeeping_us;
+    flush_bookkeeping_source_ = "compression.flush_bookkeeping_us";
+  }
   if (config.request_bookkeeping_us) request_bookkeeping_us_ = *config.request_bookkeeping_us;
   // CPU curves: the named profile, else the one measured on the development
   // machine when it is compiled in (cpu_ns() reports their absence).
@@ -447,7 +458,7 @@ std::string CompressionCost::compression_costs() const {
   }
   if (flush_bookkeeping_us_ > 0) {
     costs += fmt::format("; the runtime's bookkeeping, {:g} us per packed flush ({})", flush_bookkeeping_us_,
-                         config_.flush_bookkeeping_us ? "compression.flush_bookkeeping_us" : "the profile's");
+                         flush_bookkeeping_source_);
   }
   if (request_bookkeeping_us_ > 0) {
     costs += fmt::format("; the runtime's bookkeeping, {:g} us per inline compression request ({})",

@@ -125,7 +125,11 @@ class CompressionCost {
  public:
   // Loads the profiles named by CONFIG; relative paths resolve against
   // BASE_DIR. SCENARIO_FILE names the scenario in error messages.
-  CompressionCost(const CompressionConfig& config, const std::string& base_dir, const std::string& scenario_file);
+  // TRACE_FLUSH_BOOKKEEPING_US: the scenario's trace's in-situ measurement
+  // (Trace::flush_bookkeeping_us), which with calls after compute and a
+  // measured CPU profile replaces that profile's (config's still wins).
+  CompressionCost(const CompressionConfig& config, const std::string& base_dir, const std::string& scenario_file,
+                  std::optional<double> trace_flush_bookkeeping_us = std::nullopt);
 
   // FUSED: the request's buffer holds several tensors (the fused profile's
   // curves where one is named).
@@ -184,6 +188,7 @@ class CompressionCost {
   KernelCurves cpu_;         // the CPU profile's (hot: offloaded selections read a fresh host copy)
   double unpack_bytes_per_ns_;
   double flush_bookkeeping_us_ = 0;
+  std::string flush_bookkeeping_source_;  // what compression_costs() names
   double request_bookkeeping_us_ = 0;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;

@@ -18,7 +18,7 @@ ScenarioPlan::ScenarioPlan(const Scenario& s)
       forward_ns(batch_scaled(s.trace.forward_ns, s.compute_scale())),
       optimizer_ns(batch_scaled(s.trace.optimizer_ns, s.compute_scale())),
       network(make_network_model(s.network, s.topology, s.workers, s.base_dir())),
-      compression(s.compression, s.base_dir(), s.file),
+      compression(s.compression, s.base_dir(), s.file, s.trace.flush_bookkeeping_us),
       estimates(*network, compression),
       scheme_(policy::build_scheme(s.scheme, model, estimates)) {}
 

@@ -27,36 +27,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void fill(float* g, int64_t n, uint64_t seed) {
-  for (int64_t i = 0; i < n; ++i) g[i] = float(int64_t((seed * 2654435761u + uint64_t(i) * 40503u) % 2001) - 1000) * 1e-3f;
-}
-
 struct Pair {
   std::vector<double> weight, bias;
 };
 
 Pair engine_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
-  const std::string trace = write_module_pairs_trace(o.elements, o.modules);
-  const Json doc = {{"model", {{"trace", trace}}},
-                    {"workers", 1},
-                    {"scheme", {{"preset", "adtopk"}, {"error_feedback", "none"}}},
-                    {"compression", {{"density", 0.01}}}};
-  const model::Scenario scenario = model::parse_scenario(doc, "flush_cost");
-  std::remove(trace.c_str());
-  const model::ScenarioPlan planned(scenario);
-  const ModelLayout layout = ModelLayout::from(scenario.trace, planned.model);
-  CommThread comm([] { return std::make_unique<LoopbackCommunicator>(); });
-  EngineConfig config;
-  config.forward_split = model::forward_times(scenario.trace, planned.model, 1.0);
-  RankEngine engine(planned.model, layout, planned.scheme(), comm, config);
+  DensePairsEngine pairs(o.elements, 2 * o.modules);
+  RankEngine& engine = pairs.engine();
   Pair us;
   for (int it = 0; it <= o.iterations; ++it) {
     engine.begin_iteration(it);
     engine.backward_started();
-    for (int t = 0; t + 1 < layout.tensors(); t += 2) {
+    for (int t = 0; t + 1 < pairs.tensors(); t += 2) {
       kernels::sweep_after_compute(evict);
-      fill(engine.gradient(t), o.elements, uint64_t(it) * 1000 + uint64_t(t));
-      fill(engine.gradient(t + 1), o.elements, uint64_t(it) * 1000 + uint64_t(t + 1));
+      fill_gradient(engine.gradient(t), o.elements, uint64_t(it) * 1000 + uint64_t(t));
+      fill_gradient(engine.gradient(t + 1), o.elements, uint64_t(it) * 1000 + uint64_t(t + 1));
       engine.tensor_ready(t);
       engine.tensor_ready(t + 1);
     }
@@ -87,8 +72,8 @@ Pair kernel_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
   Pair us;
   for (int call = 0; call < o.iterations * o.modules; ++call) {
     kernels::sweep_after_compute(evict);
-    fill(weight.data(), o.elements, 2 * uint64_t(call));
-    fill(bias.data(), o.elements, 2 * uint64_t(call) + 1);
+    fill_gradient(weight.data(), o.elements, 2 * uint64_t(call));
+    fill_gradient(bias.data(), o.elements, 2 * uint64_t(call) + 1);
     us.weight.push_back(timed_pack_us(weight, weight_values, weight_indices));
     us.bias.push_back(timed_pack_us(bias, bias_values, bias_indices));
   }
@@ -97,30 +82,79 @@ Pair kernel_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
 
 }  // namespace
 
-std::string write_module_pairs_trace(int64_t elements, int modules) {
+void fill_gradient(float* g, int64_t elements, uint64_t seed) {
+  for (int64_t i = 0; i < elements; ++i) {
+    g[i] = float(int64_t((seed * 2654435761u + uint64_t(i) * 40503u) % 2001) - 1000) * 1e-3f;
+  }
+}
+
+std::string write_module_pairs_trace(int64_t elements, int tensors) {
   char path[] = "/tmp/sparsefuse_module_pairs_XXXXXX.json";
   const int fd = mkstemps(path, 5);
   if (fd < 0) {
     throw std::runtime_error("cannot create a temporary trace of module pairs for a runtime cost measurement");
   }
   close(fd);
-  Json tensors = Json::array();
-  for (int m = 0; m < modules; ++m) {
-    for (const char* parameter : {"weight", "bias"}) {
-      tensors.push_back({{"name", "layer" + std::to_string(m) + "." + parameter},
-                         {"shape", {elements}},
-                         {"elements", elements},
-                         {"ready_ns", 1000 * (int64_t(tensors.size()) + 1)}});
-    }
+  Json list = Json::array();
+  for (int t = 0; t < tensors; ++t) {
+    list.push_back({{"name", "layer" + std::to_string(t / 2) + (t % 2 == 0 ? ".weight" : ".bias")},
+                    {"shape", {elements}},
+                    {"elements", elements},
+                    {"ready_ns", 1000 * (int64_t(t) + 1)}});
   }
   const Json provenance = {{"kind", "analytic"}, {"method", "runtime/flush_cost.h write_module_pairs_trace"}};
   const Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "module-pairs"}, {"batch_size", 1},
                       {"dtype", "float32"}, {"provenance", provenance},
-                      {"forward_ns", 1000}, {"backward_ns", 2000 * modules}, {"optimizer_ns", 1000},
-                      {"tensors", tensors}};
+                      {"forward_ns", 1000}, {"backward_ns", 1000 * (int64_t(tensors) + 1)}, {"optimizer_ns", 1000},
+                      {"tensors", list}};
   std::ofstream(path) << trace.dump();
   return path;
 }
+
+struct DensePairsEngine::Parts {
+  explicit Parts(const model::Scenario& s)
+      : scenario(s),
+        planned(scenario),
+        layout(ModelLayout::from(scenario.trace, planned.model)),
+        comm([] { return std::make_unique<LoopbackCommunicator>(); }) {}
+  const model::Scenario scenario;
+  const model::ScenarioPlan planned;
+  const ModelLayout layout;
+  CommThread comm;
+  std::unique_ptr<RankEngine> engine;
+};
+
+namespace {
+
+model::Scenario dense_pairs_scenario(int64_t elements, int tensors) {
+  const std::string trace = write_module_pairs_trace(elements, tensors);
+  const Json doc = {{"model", {{"trace", trace}}},
+                    {"workers", 1},
+                    {"scheme", {{"preset", "adtopk"}, {"error_feedback", "none"}}},
+                    {"compression", {{"density", 0.01}}}};
+  try {
+    model::Scenario scenario = model::parse_scenario(doc, "dense pairs engine");
+    std::remove(trace.c_str());
+    return scenario;
+  } catch (...) {
+    std::remove(trace.c_str());
+    throw;
+  }
+}
+
+}  // namespace
+
+DensePairsEngine::DensePairsEngine(int64_t elements, int tensors)
+    : parts_(std::make_unique<Parts>(dense_pairs_scenario(elements, tensors))), tensors_(tensors) {
+  EngineConfig config;
+  config.forward_split = model::forward_times(parts_->scenario.trace, parts_->planned.model, 1.0);
+  parts_->engine = std::make_unique<RankEngine>(parts_->planned.model, parts_->layout, parts_->planned.scheme(),
+                                                parts_->comm, config);
+  engine_ = parts_->engine.get();
+}
+
+// The engine first: it drains its communication thread.
+DensePairsEngine::~DensePairsEngine() { parts_->engine.reset(); }
 
 FlushCost measure_flush_cost(const FlushCostOptions& o) {
   if (o.elements < 1 || o.modules < 1 || o.iterations < 1 || o.evict_bytes < 0) {

@@ -8,9 +8,12 @@
 // flush_bookkeeping table, which the simulator charges per packed flush:
 // docs/simulator-model.md, "Calls after compute").
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace sparsefuse::runtime {
+
+class RankEngine;
 
 struct FlushCostOptions {
   int64_t elements = 64;   // per tensor
@@ -37,9 +40,34 @@ struct FlushCost {
 // evict_bytes < 0.
 FlushCost measure_flush_cost(const FlushCostOptions& options);
 
-// A trace of MODULES weight-bias pairs of one-dimensional tensors of ELEMENTS
-// each, written to a new temporary file whose path it returns (the caller
+// A trace of TENSORS one-dimensional tensors of ELEMENTS each, named as
+// weight-bias pairs of modules (layer0.weight, layer0.bias, layer1.weight,
+// ...), written to a new temporary file whose path it returns (the caller
 // removes it once parsed). Shared with runtime/request_cost.h.
-std::string write_module_pairs_trace(int64_t elements, int modules);
+std::string write_module_pairs_trace(int64_t elements, int tensors);
+
+// One rank (loopback) running ADTopk without error feedback over TENSORS
+// one-dimensional tensors of ELEMENTS each: every tensor is sent dense as
+// pairs in a bucket of its own, flushed as it is made ready. Shared by
+// measure_flush_cost and FlushProbe (runtime/flush_probe.h).
+class DensePairsEngine {
+ public:
+  DensePairsEngine(int64_t elements, int tensors);
+  ~DensePairsEngine();
+  DensePairsEngine(const DensePairsEngine&) = delete;
+  DensePairsEngine& operator=(const DensePairsEngine&) = delete;
+
+  RankEngine& engine() { return *engine_; }
+  int tensors() const { return tensors_; }
+
+ private:
+  struct Parts;
+  std::unique_ptr<Parts> parts_;
+  RankEngine* engine_;
+  int tensors_;
+};
+
+// Writes ELEMENTS deterministic gradient-like values (SEED picks them) to G.
+void fill_gradient(float* g, int64_t elements, uint64_t seed);
 
 }  // namespace sparsefuse::runtime

@@ -249,6 +249,33 @@ TEST(SparseHandComputed, TheProfilesBookkeepingIsChargedAfterCompute) {
   expect_bookkeeping_without_time_refused(profile, "flush_bookkeeping");
 }
 
+// A trace's in-situ flush bookkeeping (tiny3-flush-probe.json: runtime_flush
+// 0.9 - 0.3 = 0.6 us, as `sparsefuse train --profile interleaved` measures
+// it) replaces a CPU profile's (0.25) with calls after compute: 3750 + 600 =
+// 4350 ns per per-tensor top-k bucket, named as the trace's. Hot calls pay
+// none (1500); a scenario's value still wins (0: 3750); a GPU profile keeps
+// its own (2050, as above).
+TEST(SparseHandComputed, TheTracesInSituBookkeepingReplacesTheCpuProfiles) {
+  const char* trace = "tests/data/tiny3-flush-probe.json";
+  const char* profile = "tests/data/profile-unit-bookkeeping.json";
+  model::RunResult after = run_tiny(layerwise("fixed-k"), 2, profile, "after-compute", trace);
+  ASSERT_EQ(after.buckets.size(), 3u);
+  for (const auto& b : after.buckets) EXPECT_DOUBLE_EQ(b.compression_s, 4350e-9);
+  EXPECT_NE(after.compression_costs.find("0.6 us per packed flush (the trace's runtime_flush, measured in situ)"),
+            std::string::npos)
+      << after.compression_costs;
+  for (const auto& b : run_tiny(layerwise("fixed-k"), 2, profile, "hot", trace).buckets) {
+    EXPECT_DOUBLE_EQ(b.compression_s, 1500e-9);
+  }
+  Json doc = tiny_scenario(layerwise("fixed-k"), 2, profile, "after-compute", trace);
+  doc["compression"]["flush_bookkeeping_us"] = 0;
+  for (const auto& b : simulate(model::parse_scenario(doc, "")).buckets) EXPECT_DOUBLE_EQ(b.compression_s, 3750e-9);
+  for (const auto& b : run_tiny(layerwise("fixed-k"), 2, "tests/data/profile-unit-gpu-bookkeeping.json", "hot",
+                                trace).buckets) {
+    EXPECT_DOUBLE_EQ(b.compression_s, 2050e-9);
+  }
+}
+
 // A profile's request bookkeeping (profile-unit-request.json:
 // profile-unit-pack.json plus request_bookkeeping.time_us = 0.3) is charged
 // per inline compression request, hot calls included: per-tensor top-k,

@@ -269,4 +269,32 @@ TEST_F(CApi, AllreduceSumOfDoubles) {
   EXPECT_EQ(sf_comm_allreduce_sum(comm, nullptr, 2), SF_BAD_INPUT);
 }
 
+// The flush probe: four iterations of three hooks (two warm-ups, an engine
+// and a kernel iteration) give three samples of each; misuse is bad input.
+TEST(CApiFlushProbe, SummarisesAndRefusesMisuse) {
+  sf_flush_probe* probe = nullptr;
+  EXPECT_EQ(sf_flush_probe_create(0, 64, &probe), SF_BAD_INPUT);
+  EXPECT_NE(std::string(sf_last_error()).find("hooks and elements >= 1"), std::string::npos) << sf_last_error();
+  ASSERT_EQ(sf_flush_probe_create(3, 64, &probe), SF_OK) << sf_last_error();
+  double out[4];
+  int64_t kernels = 0;
+  EXPECT_EQ(sf_flush_probe_hook(probe), SF_BAD_INPUT);
+  for (int it = 0; it < 4; ++it) {
+    if (it == 2) {
+      EXPECT_EQ(sf_flush_probe_summary(probe, out, &kernels), SF_BAD_INPUT);
+    }
+    ASSERT_EQ(sf_flush_probe_begin_iteration(probe), SF_OK) << sf_last_error();
+    for (int h = 0; h < 3; ++h) ASSERT_EQ(sf_flush_probe_hook(probe), SF_OK) << sf_last_error();
+    ASSERT_EQ(sf_flush_probe_end_iteration(probe), SF_OK) << sf_last_error();
+  }
+  ASSERT_EQ(sf_flush_probe_summary(probe, out, &kernels), SF_OK) << sf_last_error();
+  EXPECT_GT(out[0], 0);
+  EXPECT_GT(out[1], 0);
+  EXPECT_DOUBLE_EQ(out[2], out[0] > out[1] ? out[0] - out[1] : 0.0);
+  EXPECT_EQ(out[3], 3);
+  EXPECT_EQ(kernels, 3);
+  EXPECT_EQ(sf_flush_probe_summary(probe, nullptr, &kernels), SF_BAD_INPUT);
+  EXPECT_EQ(sf_flush_probe_destroy(probe), SF_OK);
+}
+
 }  // namespace

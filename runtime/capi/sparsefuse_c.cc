@@ -15,6 +15,7 @@
 #include "common/input_error.h"
 #include "model/scenario.h"
 #include "runtime/comm_thread.h"
+#include "runtime/flush_probe.h"
 #include "runtime/mpi_communicator.h"
 #include "runtime/training.h"
 
@@ -33,6 +34,10 @@ struct sf_comm {
 struct sf_session {
   sf_comm* comm = nullptr;
   std::unique_ptr<rt::TrainingSession> session;
+};
+
+struct sf_flush_probe {
+  sparsefuse::runtime::FlushProbe probe;
 };
 
 namespace {
@@ -299,6 +304,51 @@ int sf_session_destroy(sf_session* s) {
   if (!s) return SF_OK;
   if (s->comm && s->comm->failed) (void)s->session.release();  // its exchanges may still be in use by a stuck job
   delete s;
+  return SF_OK;
+}
+
+int sf_flush_probe_create(int hooks, int64_t elements, sf_flush_probe** out) {
+  return guarded(nullptr, [&] {
+    require(out, "sf_flush_probe_create: null argument");
+    *out = new sf_flush_probe{rt::FlushProbe(hooks, elements)};
+  });
+}
+
+int sf_flush_probe_begin_iteration(sf_flush_probe* p) {
+  return guarded(nullptr, [&] {
+    require(p, "sf_flush_probe_begin_iteration: null probe");
+    p->probe.begin_iteration();
+  });
+}
+
+int sf_flush_probe_hook(sf_flush_probe* p) {
+  return guarded(nullptr, [&] {
+    require(p, "sf_flush_probe_hook: null probe");
+    p->probe.hook();
+  });
+}
+
+int sf_flush_probe_end_iteration(sf_flush_probe* p) {
+  return guarded(nullptr, [&] {
+    require(p, "sf_flush_probe_end_iteration: null probe");
+    p->probe.end_iteration();
+  });
+}
+
+int sf_flush_probe_summary(const sf_flush_probe* p, double out[4], int64_t* out_kernels) {
+  return guarded(nullptr, [&] {
+    require(p && out && out_kernels, "sf_flush_probe_summary: null argument");
+    const rt::FlushProbeSummary s = p->probe.summary();
+    out[0] = s.flush_us;
+    out[1] = s.kernel_us;
+    out[2] = s.bookkeeping_us();
+    out[3] = double(s.flushes);
+    *out_kernels = s.kernels;
+  });
+}
+
+int sf_flush_probe_destroy(sf_flush_probe* p) {
+  delete p;
   return SF_OK;
 }
 

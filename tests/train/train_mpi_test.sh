@@ -63,6 +63,13 @@ p = t["provenance"]
 assert p["iterations"] == 4 and p["warmup_iterations"] == 1 and "--profile interleaved" in p["note"], p
 assert [x["name"] for x in t["tensors"]] == [x["name"] for x in before["tensors"]], "the two traces list other tensors"
 assert t["backward_ns"] > 0 and t["forward_ns"] > 0, t
+# The flush probe in its hooks: 5 iterations of 6 hooks, engine iterations 0, 2, 4 and kernel ones
+# 1, 3, the first of each a warm-up.
+f = t["runtime_flush"]
+assert (f["elements"], f["flushes"], f["kernels"]) == (64, 12, 6), f
+assert f["flush_us"] > 0 and f["kernel_us"] > 0, f
+assert abs(f["bookkeeping_us"] - max(0.0, f["flush_us"] - f["kernel_us"])) < 1e-9, f
+assert "runtime_flush" not in before, "the profile before training ran no probe"
 PY
 "$sf" validate "$tmp/interleaved/result.json" --set compression.profile=cpu-dev-2core >"$tmp/v.log" 2>&1 ||
   fail "validate an interleaved train result: $(cat "$tmp/v.log")"

@@ -114,14 +114,23 @@ def _phases(clock, marks):
     return clock.ns(start, backward_start), clock.ns(backward_start, backward_end), clock.ns(backward_end, end)
 
 
-def profile(workload, optimizer, clock, warmup, iterations, unhooked=0):
+def profile(workload, optimizer, clock, warmup, iterations, unhooked=0, probe=None):
     """Returns the measured iterations (warm-up ones are run and dropped) and,
     when UNHOOKED > 0, that many more iterations' (forward, backward,
-    optimizer) times with every hook removed: what the hooks cost."""
+    optimizer) times with every hook removed: what the hooks cost. PROBE (or
+    None): a runtime flush probe (sparsefuse_torch.library.FlushProbe) run
+    at every gradient-ready hook after its mark, in every iteration; its
+    microsecond per hook lands in the next gap's compute."""
     model, params = workload.model, [p for _, p in workload.model.named_parameters()]
     owners, _ = parameter_owners(model, params)
     ready_marks = {}
-    grad_hooks = hooks.on_gradient_ready(params, lambda index: ready_marks.__setitem__(index, clock.mark()))
+
+    def ready(index):
+        ready_marks[index] = clock.mark()
+        if probe:
+            probe.hook()
+
+    grad_hooks = hooks.on_gradient_ready(params, ready)
     timer = _ForwardTimer(clock, owners)
     model.train()
     measured = []
@@ -129,7 +138,11 @@ def profile(workload, optimizer, clock, warmup, iterations, unhooked=0):
         for it in range(warmup + iterations):
             ready_marks.clear()
             timer.reset()
+            if probe:
+                probe.begin_iteration()
             marks = _iteration(workload, optimizer, clock, it == 0)
+            if probe:
+                probe.end_iteration()
             if it < warmup:
                 continue
             ready = {i: clock.ns(marks[1], t) for i, t in ready_marks.items()}

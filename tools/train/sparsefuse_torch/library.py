@@ -59,6 +59,12 @@ def _declare(lib):
         "sf_session_bucket": (ctypes.c_int, [void_p, ctypes.c_int, c_double_p, c_int64_p]),
         "sf_session_finish": (ctypes.c_int, [void_p, ctypes.POINTER(void_p)]),
         "sf_session_destroy": (ctypes.c_int, [void_p]),
+        "sf_flush_probe_create": (ctypes.c_int, [ctypes.c_int, ctypes.c_int64, ctypes.POINTER(void_p)]),
+        "sf_flush_probe_begin_iteration": (ctypes.c_int, [void_p]),
+        "sf_flush_probe_hook": (ctypes.c_int, [void_p]),
+        "sf_flush_probe_end_iteration": (ctypes.c_int, [void_p]),
+        "sf_flush_probe_summary": (ctypes.c_int, [void_p, c_double_p, c_int64_p]),
+        "sf_flush_probe_destroy": (ctypes.c_int, [void_p]),
         "sf_free": (None, [void_p]),
     }
     for name, (restype, argtypes) in signatures.items():
@@ -138,4 +144,39 @@ class Communicator:
     def close(self):
         if self._handle:
             library().sf_comm_destroy(self._handle)
+            self._handle = ctypes.c_void_p()
+
+
+class FlushProbe:
+    """The engine's per-flush bookkeeping measured in a profiled training
+    loop's own cache state (runtime/flush_probe.h): the profiler calls hook()
+    at each gradient-ready hook, begin_iteration()/end_iteration() around
+    each iteration. ELEMENTS: each probe tensor's size."""
+
+    def __init__(self, hooks, elements=64):
+        self.elements = elements
+        self._handle = ctypes.c_void_p()
+        check(library().sf_flush_probe_create(int(hooks), int(elements), ctypes.byref(self._handle)))
+        # Bound once: the hook runs inside every backward step being timed.
+        self.hook = lambda: check(library().sf_flush_probe_hook(self._handle))
+
+    def begin_iteration(self):
+        check(library().sf_flush_probe_begin_iteration(self._handle))
+
+    def end_iteration(self):
+        check(library().sf_flush_probe_end_iteration(self._handle))
+
+    def summary(self):
+        """The medians, as a trace's "runtime_flush" object (common/trace.h)."""
+        out, kernels = (ctypes.c_double * 4)(), ctypes.c_int64()
+        check(library().sf_flush_probe_summary(self._handle, out, ctypes.byref(kernels)))
+        return {"flush_us": out[0], "kernel_us": out[1], "bookkeeping_us": out[2], "elements": self.elements,
+                "flushes": int(out[3]), "kernels": kernels.value,
+                "method": "runtime/flush_probe.h: at each gradient-ready hook of the profiled backward, a flush of "
+                          "a bucket sent dense as pairs (engine iterations) or pack_dense alone (kernel "
+                          "iterations), alternating; bookkeeping = median flush - median kernel"}
+
+    def close(self):
+        if self._handle:
+            library().sf_flush_probe_destroy(self._handle)
             self._handle = ctypes.c_void_p()

@@ -46,7 +46,10 @@ class _InterleavedProfile:
     profiled as profile-model profiles. Its measured iterations make the
     trace the run is validated on: the two alternate, so a change in this
     machine's speed between them (15-40 % within minutes on the 2-core VM)
-    reaches both. The plan still comes from the trace taken before training."""
+    reaches both. The plan still comes from the trace taken before training.
+    Its gradient-ready hooks also run a flush probe (runtime/flush_probe.h):
+    what the engine's flush of a small bucket costs after this model's real
+    backward steps, which the simulator charges per packed flush."""
 
     def __init__(self, torch, args, comm, state):
         from sparsefuse_profile import clocks, workloads
@@ -57,16 +60,28 @@ class _InterleavedProfile:
         self.optimizer, self.optimizer_name = profile_cli.optimizer_for(torch, self.workload.optimizer, params)
         self.clock = clocks.CpuClock()
         self.iterations = []
+        # Two warm-ups and one measured iteration of each kind at least (runtime/flush_probe.h).
+        self.probe = None
+        if args.warmup + args.iterations >= 4:
+            from sparsefuse_torch.library import FlushProbe
+            self.probe = FlushProbe(hooks=len(params))
+        elif comm.rank == 0:
+            print("--profile interleaved: under 4 iterations in all, so no flush probe: the trace has no "
+                  "runtime_flush", file=sys.stderr)
 
     def step(self, torch, measured):
         from sparsefuse_profile import profiler
         with torch.random.fork_rng(devices=[]):  # the training's dropout draws stay its own
-            done, _ = profiler.profile(self.workload, self.optimizer, self.clock, 0, 1)
+            done, _ = profiler.profile(self.workload, self.optimizer, self.clock, 0, 1, probe=self.probe)
         if measured:
             self.iterations += done
 
     def write(self, torch, args, comm, argv):
-        """Rank 0 writes DIR/trace-interleaved.json; returns its name in DIR."""
+        """Rank 0 writes DIR/trace-interleaved.json, with the flush probe's
+        medians as its "runtime_flush"; returns its name in DIR."""
+        runtime_flush = self.probe.summary() if self.probe else None
+        if self.probe:
+            self.probe.close()
         if comm.rank != 0:
             return None
         from sparsefuse_profile import tracefile
@@ -78,6 +93,8 @@ class _InterleavedProfile:
         trace, _, _, _ = profile_cli.trace_of(torch, profile_args, "sparsefuse train " + " ".join(argv),
                                               self.workload, profile_cli.cpu_name(), self.clock, self.iterations,
                                               [], self.optimizer_name)
+        if runtime_flush:
+            trace["runtime_flush"] = runtime_flush
         os.makedirs(args.out, exist_ok=True)
         tracefile.write_atomically(os.path.join(args.out, "trace-interleaved.json"), tracefile.render(trace))
         return "trace-interleaved.json"
