@@ -11,7 +11,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 args=()
 for f in scenarios/*.json scenarios/*/*.json; do args+=("scenario=$f"); done
-for f in traces/*.json traces/measured/*.json tests/data/tiny3.json tests/data/tiny3-modules.json tests/data/tiny4.json tests/data/fwd3.json tests/data/pair.json tests/data/mixed40.json; do args+=("trace=$f"); done
+for f in traces/*.json traces/measured/*.json tests/data/tiny3.json tests/data/tiny3-flush-probe.json tests/data/tiny3-modules.json tests/data/tiny4.json tests/data/fwd3.json tests/data/pair.json tests/data/mixed40.json; do args+=("trace=$f"); done
 for f in profiles/cpu-dev-2core.json profiles/cpu-dev-2core-2procs.json profiles/cpu-xeon-2core-2procs-ws128m.json profiles/cpu-xeon-2core-2procs-cold.json profiles/cpu-xeon-2core-2procs-after.json profiles/cpu-xeon-2core-2procs-fresh.json profiles/cpu-xeon-2core-2procs-rows.json profiles/cpu-xeon-2core-2procs-sync.json profiles/cpu-xeon-2core-2procs-code.json profiles/cpu-xeon-2core-2procs-ef.json profiles/h100-80gb-hbm3.json profiles/h200-141gb-hbm3e.json profiles/h200-host-cpu-4procs.json tests/data/profile-unit.json tests/data/profile-unit-all.json tests/data/profile-unit-pack.json tests/data/profile-unit-cold.json tests/data/profile-unit-after-compute.json tests/data/profile-unit-bookkeeping.json tests/data/profile-unit-request.json tests/data/profile-unit-gpu-bookkeeping.json tests/data/profile-unit-adtopk-rows.json; do
   args+=("compression-profile=$f")
 done
