@@ -47,7 +47,8 @@ void FlushProbe::begin_iteration() {
 void FlushProbe::hook() {
   if (!open_) throw std::invalid_argument("flush probe: hook outside an iteration");
   if (next_ >= pairs_.tensors()) {
-    throw std::invalid_argument(fmt::format("flush probe: more than the {} hooks declared per iteration", pairs_.tensors()));
+    throw std::invalid_argument(
+        fmt::format("flush probe: more than the {} hooks declared per iteration", pairs_.tensors()));
   }
   const int t = next_++;
   const uint64_t seed = uint64_t(iteration_) * 100003 + uint64_t(t);
