@@ -37,7 +37,7 @@ struct Trace {
   // coefficient of variation of the iteration time (a scenario's compute_cv).
   TimeNs iteration_ns = 0;
   double iteration_cv = 0;
-  // Measured in situ by `sparsefuse train --profile interleaved`
+  // Measured in situ in the profiles `sparsefuse train` takes
   // (runtime/flush_probe.h, the trace's "runtime_flush"): the runtime
   // engine's own work per flush of a packed bucket after this model's
   // backward steps on the machine profiled, in us; unset where not measured.

@@ -1,8 +1,9 @@
 #pragma once
 // What the engine's flush of a small bucket costs in a real training loop's
 // cache state, measured in situ: a profiled model's backward calls hook()
-// where each gradient becomes ready (the AccumulateGrad hooks of
-// `sparsefuse train --profile interleaved`'s second model), and the probe
+// where each gradient becomes ready (the AccumulateGrad hooks of the
+// profiles `sparsefuse train` takes, before training and interleaved with
+// it), and the probe
 // does there what the runtime's engine does at such a hook for a bucket sent
 // dense as pairs. runtime/flush_cost.h measures the same after synthetic
 // sweeps of the caches; what a real backward step leaves behind (other code,

@@ -124,11 +124,12 @@ def _ms(ns):
     return f"{ns / 1e6:.3f} ms"
 
 
-def measure(torch, args, command, workload, device_name, clock):
+def measure(torch, args, command, workload, device_name, clock, probe=None):
     """Profiles WORKLOAD (warm-up plus measured iterations, as ARGS say) and
     returns (the trace document, the parameter names, their measured order
     and the positions where it differs from reverse registration). Shared
-    with `sparsefuse train`, which profiles before it trains."""
+    with `sparsefuse train`, which profiles before it trains with a runtime
+    flush PROBE in the hooks (profiler.profile)."""
     from sparsefuse_profile import profiler
 
     named = list(workload.model.named_parameters())
@@ -142,7 +143,7 @@ def measure(torch, args, command, workload, device_name, clock):
                          "simulator models)")
     optimizer, optimizer_name = optimizer_for(torch, workload.optimizer, trainable)
     iterations, bare = profiler.profile(workload, optimizer, clock, args.warmup, args.iterations,
-                                        getattr(args, "unhooked_iterations", 0))
+                                        getattr(args, "unhooked_iterations", 0), probe)
     return trace_of(torch, args, command, workload, device_name, clock, iterations, bare, optimizer_name)
 
 

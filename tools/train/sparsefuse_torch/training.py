@@ -9,6 +9,28 @@ from sparsefuse_profile import cli as profile_cli
 from sparsefuse_profile.errors import InputError
 
 
+def _flush_probe(comm, hooks, iterations, trace_name):
+    """A runtime flush probe (runtime/flush_probe.h) for a profile of
+    ITERATIONS iterations in all, or None where they are too few for its two
+    warm-ups and one measured iteration of each kind (rank 0 says so)."""
+    if iterations >= 4:
+        from sparsefuse_torch.library import FlushProbe
+        return FlushProbe(hooks)
+    if comm.rank == 0:
+        print(f"{trace_name}: profiled for under 4 iterations in all, so no flush probe: it has no runtime_flush",
+              file=sys.stderr)
+    return None
+
+
+def _finish_probe(probe, comm, trace):
+    """Rank 0 adds PROBE's medians to TRACE as its "runtime_flush"; every rank closes it."""
+    if not probe:
+        return
+    if comm.rank == 0:
+        trace["runtime_flush"] = probe.summary()
+    probe.close()
+
+
 def _trace(torch, args, comm, workload, argv):
     """(path of the trace this rank plans with, the path result.json names).
     --trace: that file. Otherwise every rank profiles the model (so the ranks
@@ -25,8 +47,11 @@ def _trace(torch, args, comm, workload, argv):
                                       batch=args.batch, note="profiled by sparsefuse train before training, "
                                       f"{comm.size} ranks profiling at once")
     command = "sparsefuse train " + " ".join(argv)
+    params = [p for p in workload.model.parameters() if p.requires_grad]
+    probe = _flush_probe(comm, len(params), 1 + args.profile_iterations, "trace.json")
     trace, _, _, _ = profile_cli.measure(torch, profile_args, command, workload, profile_cli.cpu_name(),
-                                         clocks.CpuClock())
+                                         clocks.CpuClock(), probe)
+    _finish_probe(probe, comm, trace)
     workload.model.load_state_dict(state)
     text = comm.broadcast_text(tracefile.render(trace) if comm.rank == 0 else None)
     if comm.rank == 0:
@@ -60,14 +85,7 @@ class _InterleavedProfile:
         self.optimizer, self.optimizer_name = profile_cli.optimizer_for(torch, self.workload.optimizer, params)
         self.clock = clocks.CpuClock()
         self.iterations = []
-        # Two warm-ups and one measured iteration of each kind at least (runtime/flush_probe.h).
-        self.probe = None
-        if args.warmup + args.iterations >= 4:
-            from sparsefuse_torch.library import FlushProbe
-            self.probe = FlushProbe(hooks=len(params))
-        elif comm.rank == 0:
-            print("--profile interleaved: under 4 iterations in all, so no flush probe: the trace has no "
-                  "runtime_flush", file=sys.stderr)
+        self.probe = _flush_probe(comm, len(params), args.warmup + args.iterations, "trace-interleaved.json")
 
     def step(self, torch, measured):
         from sparsefuse_profile import profiler
@@ -78,11 +96,10 @@ class _InterleavedProfile:
 
     def write(self, torch, args, comm, argv):
         """Rank 0 writes DIR/trace-interleaved.json, with the flush probe's
-        medians as its "runtime_flush"; returns its name in DIR."""
-        runtime_flush = self.probe.summary() if self.probe else None
-        if self.probe:
-            self.probe.close()
+        medians as its "runtime_flush"; returns its name in DIR. Every rank
+        closes its probe."""
         if comm.rank != 0:
+            _finish_probe(self.probe, comm, None)
             return None
         from sparsefuse_profile import tracefile
         profile_args = argparse.Namespace(model=args.model, warmup=args.warmup, iterations=len(self.iterations),
@@ -93,8 +110,7 @@ class _InterleavedProfile:
         trace, _, _, _ = profile_cli.trace_of(torch, profile_args, "sparsefuse train " + " ".join(argv),
                                               self.workload, profile_cli.cpu_name(), self.clock, self.iterations,
                                               [], self.optimizer_name)
-        if runtime_flush:
-            trace["runtime_flush"] = runtime_flush
+        _finish_probe(self.probe, comm, trace)
         os.makedirs(args.out, exist_ok=True)
         tracefile.write_atomically(os.path.join(args.out, "trace-interleaved.json"), tracefile.render(trace))
         return "trace-interleaved.json"
