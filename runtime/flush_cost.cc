@@ -145,13 +145,16 @@ model::Scenario dense_pairs_scenario(int64_t elements, int tensors) {
 }  // namespace
 
 DensePairsEngine::DensePairsEngine(int64_t elements, int tensors)
-    : parts_(std::make_unique<Parts>(dense_pairs_scenario(elements, tensors))), tensors_(tensors) {
+    : parts_(std::make_unique<Parts>(dense_pairs_scenario(elements, tensors))) {
   EngineConfig config;
   config.forward_split = model::forward_times(parts_->scenario.trace, parts_->planned.model, 1.0);
   parts_->engine = std::make_unique<RankEngine>(parts_->planned.model, parts_->layout, parts_->planned.scheme(),
                                                 parts_->comm, config);
-  engine_ = parts_->engine.get();
 }
+
+RankEngine& DensePairsEngine::engine() { return *parts_->engine; }
+
+int DensePairsEngine::tensors() const { return parts_->layout.tensors(); }
 
 // The engine first: it drains its communication thread.
 DensePairsEngine::~DensePairsEngine() { parts_->engine.reset(); }

@@ -57,14 +57,12 @@ class DensePairsEngine {
   DensePairsEngine(const DensePairsEngine&) = delete;
   DensePairsEngine& operator=(const DensePairsEngine&) = delete;
 
-  RankEngine& engine() { return *engine_; }
-  int tensors() const { return tensors_; }
+  RankEngine& engine();
+  int tensors() const;
 
  private:
   struct Parts;
   std::unique_ptr<Parts> parts_;
-  RankEngine* engine_;
-  int tensors_;
 };
 
 // Writes ELEMENTS deterministic gradient-like values (SEED picks them) to G.

@@ -276,24 +276,24 @@ TEST(CApiFlushProbe, SummarisesAndRefusesMisuse) {
   EXPECT_EQ(sf_flush_probe_create(0, 64, &probe), SF_BAD_INPUT);
   EXPECT_NE(std::string(sf_last_error()).find("hooks and elements >= 1"), std::string::npos) << sf_last_error();
   ASSERT_EQ(sf_flush_probe_create(3, 64, &probe), SF_OK) << sf_last_error();
-  double out[4];
-  int64_t kernels = 0;
+  double us[3];
+  int64_t samples[2] = {0, 0};
   EXPECT_EQ(sf_flush_probe_hook(probe), SF_BAD_INPUT);
   for (int it = 0; it < 4; ++it) {
     if (it == 2) {
-      EXPECT_EQ(sf_flush_probe_summary(probe, out, &kernels), SF_BAD_INPUT);
+      EXPECT_EQ(sf_flush_probe_summary(probe, us, samples), SF_BAD_INPUT);
     }
     ASSERT_EQ(sf_flush_probe_begin_iteration(probe), SF_OK) << sf_last_error();
     for (int h = 0; h < 3; ++h) ASSERT_EQ(sf_flush_probe_hook(probe), SF_OK) << sf_last_error();
     ASSERT_EQ(sf_flush_probe_end_iteration(probe), SF_OK) << sf_last_error();
   }
-  ASSERT_EQ(sf_flush_probe_summary(probe, out, &kernels), SF_OK) << sf_last_error();
-  EXPECT_GT(out[0], 0);
-  EXPECT_GT(out[1], 0);
-  EXPECT_DOUBLE_EQ(out[2], out[0] > out[1] ? out[0] - out[1] : 0.0);
-  EXPECT_EQ(out[3], 3);
-  EXPECT_EQ(kernels, 3);
-  EXPECT_EQ(sf_flush_probe_summary(probe, nullptr, &kernels), SF_BAD_INPUT);
+  ASSERT_EQ(sf_flush_probe_summary(probe, us, samples), SF_OK) << sf_last_error();
+  EXPECT_GT(us[0], 0);
+  EXPECT_GT(us[1], 0);
+  EXPECT_DOUBLE_EQ(us[2], us[0] > us[1] ? us[0] - us[1] : 0.0);
+  EXPECT_EQ(samples[0], 3);
+  EXPECT_EQ(samples[1], 3);
+  EXPECT_EQ(sf_flush_probe_summary(probe, nullptr, samples), SF_BAD_INPUT);
   EXPECT_EQ(sf_flush_probe_destroy(probe), SF_OK);
 }
 

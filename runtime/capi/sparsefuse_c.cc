@@ -335,15 +335,15 @@ int sf_flush_probe_end_iteration(sf_flush_probe* p) {
   });
 }
 
-int sf_flush_probe_summary(const sf_flush_probe* p, double out[4], int64_t* out_kernels) {
+int sf_flush_probe_summary(const sf_flush_probe* p, double us[3], int64_t samples[2]) {
   return guarded(nullptr, [&] {
-    require(p && out && out_kernels, "sf_flush_probe_summary: null argument");
+    require(p && us && samples, "sf_flush_probe_summary: null argument");
     const rt::FlushProbeSummary s = p->probe.summary();
-    out[0] = s.flush_us;
-    out[1] = s.kernel_us;
-    out[2] = s.bookkeeping_us();
-    out[3] = double(s.flushes);
-    *out_kernels = s.kernels;
+    us[0] = s.flush_us;
+    us[1] = s.kernel_us;
+    us[2] = s.bookkeeping_us();
+    samples[0] = s.flushes;
+    samples[1] = s.kernels;
   });
 }
 

@@ -104,16 +104,16 @@ int sf_session_destroy(sf_session* s);
  * iteration), between sf_flush_probe_begin_iteration and
  * sf_flush_probe_end_iteration; iterations alternate between the engine's
  * flush and the pack kernel alone, the first of each a warm-up.
- * sf_flush_probe_summary writes OUT[4]: the median flush and kernel (us),
- * their difference floored at 0 (the bookkeeping, us), and the number of
- * flush samples; OUT_KERNELS the number of kernel samples. Wrong call order,
+ * sf_flush_probe_summary writes US[3]: the median flush and kernel and
+ * their difference floored at 0 (the bookkeeping), in microseconds, and
+ * SAMPLES[2]: the flush and kernel samples behind the medians. Wrong call order,
  * more hooks than HOOKS, or a summary before a measured iteration of each kind, is SF_BAD_INPUT. */
 typedef struct sf_flush_probe sf_flush_probe;
 int sf_flush_probe_create(int hooks, int64_t elements, sf_flush_probe** out);
 int sf_flush_probe_begin_iteration(sf_flush_probe* p);
 int sf_flush_probe_hook(sf_flush_probe* p);
 int sf_flush_probe_end_iteration(sf_flush_probe* p);
-int sf_flush_probe_summary(const sf_flush_probe* p, double out[4], int64_t* out_kernels);
+int sf_flush_probe_summary(const sf_flush_probe* p, double us[3], int64_t samples[2]);
 int sf_flush_probe_destroy(sf_flush_probe* p);
 
 void sf_free(char* text);

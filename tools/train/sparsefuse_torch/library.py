@@ -168,10 +168,10 @@ class FlushProbe:
 
     def summary(self):
         """The medians, as a trace's "runtime_flush" object (common/trace.h)."""
-        out, kernels = (ctypes.c_double * 4)(), ctypes.c_int64()
-        check(library().sf_flush_probe_summary(self._handle, out, ctypes.byref(kernels)))
-        return {"flush_us": out[0], "kernel_us": out[1], "bookkeeping_us": out[2], "elements": self.elements,
-                "flushes": int(out[3]), "kernels": kernels.value,
+        us, samples = (ctypes.c_double * 3)(), (ctypes.c_int64 * 2)()
+        check(library().sf_flush_probe_summary(self._handle, us, samples))
+        return {"flush_us": us[0], "kernel_us": us[1], "bookkeeping_us": us[2], "elements": self.elements,
+                "flushes": samples[0], "kernels": samples[1],
                 "method": "runtime/flush_probe.h: at each gradient-ready hook of the profiled backward, a flush of "
                           "a bucket sent dense as pairs (engine iterations) or pack_dense alone (kernel "
                           "iterations), alternating; bookkeeping = median flush - median kernel"}
