@@ -26,6 +26,7 @@ void CostCurve::add(int64_t elements, double density, double time_us) {
   points.emplace_back(double(elements), time_us);
   std::sort(points.begin(), points.end());
   memo_.fill(Answer{});
+  level_memo_.fill(Answer{});
 }
 
 double CostCurve::at_density(const std::vector<std::pair<double, double>>& points, double n) const {
@@ -46,13 +47,24 @@ double CostCurve::time_us(int64_t elements, double density) const {
   return answer.us;
 }
 
+double CostCurve::at_level(const std::pair<const double, std::vector<std::pair<double, double>>>& level,
+                           int64_t elements) const {
+  const auto& [density, points] = level;
+  const uint64_t key = uint64_t(elements) * 0x9E3779B97F4A7C15ull ^ std::bit_cast<uint64_t>(density);
+  Answer& answer = level_memo_[(key * 0xBF58476D1CE4E5B9ull) >> 56];
+  if (answer.elements != elements || answer.density != density) {
+    answer = {elements, density, at_density(points, double(elements))};
+  }
+  return answer.us;
+}
+
 double CostCurve::interpolated_us(int64_t elements, double density) const {
   auto hi = by_density_.lower_bound(density);
-  if (hi == by_density_.end()) return at_density(std::prev(hi)->second, double(elements));
-  if (hi == by_density_.begin() || hi->first == density) return at_density(hi->second, double(elements));
+  if (hi == by_density_.end()) return at_level(*std::prev(hi), elements);
+  if (hi == by_density_.begin() || hi->first == density) return at_level(*hi, elements);
   auto lo = std::prev(hi);
   double f = (density - lo->first) / (hi->first - lo->first);
-  return (1 - f) * at_density(lo->second, double(elements)) + f * at_density(hi->second, double(elements));
+  return (1 - f) * at_level(*lo, elements) + f * at_level(*hi, elements);
 }
 
 int64_t CostCurve::max_elements() const {

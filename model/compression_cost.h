@@ -48,7 +48,15 @@ class CostCurve {
     double density = std::numeric_limits<double>::quiet_NaN(), us = 0;  // NaN: empty (equals nothing)
   };
   mutable std::array<Answer, 256> memo_;  // direct-mapped by (elements, density)
+  // One measured density's answer at a size: requests whose density falls
+  // between two measured ones (a bucket's pairs over its elements, a new
+  // fraction for every worker's drawn count) share the two answers around
+  // it and only blend them anew.
+  mutable std::array<Answer, 256> level_memo_;  // direct-mapped by (measured density, elements)
   double interpolated_us(int64_t elements, double density) const;
+  // The measured density LEVEL's answer at ELEMENTS (at_density, memoized).
+  double at_level(const std::pair<const double, std::vector<std::pair<double, double>>>& level,
+                  int64_t elements) const;
   double at_density(const std::vector<std::pair<double, double>>& points, double elements) const;
 };
 
