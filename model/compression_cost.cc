@@ -38,24 +38,24 @@ double CostCurve::at_density(const std::vector<std::pair<double, double>>& point
   return std::exp(std::log(lo->second) + f * (std::log(hi->second) - std::log(lo->second)));
 }
 
-double CostCurve::time_us(int64_t elements, double density) const {
+// MEMO's slot for (ELEMENTS, DENSITY), filled by COMPUTE unless it holds them.
+template <typename Compute>
+static double memoized(std::array<CostCurve::Answer, 256>& memo, int64_t elements, double density,
+                       Compute compute) {
   const uint64_t key = uint64_t(elements) * 0x9E3779B97F4A7C15ull ^ std::bit_cast<uint64_t>(density);
-  Answer& answer = memo_[(key * 0xBF58476D1CE4E5B9ull) >> 56];
-  if (answer.elements != elements || answer.density != density) {
-    answer = {elements, density, interpolated_us(elements, density)};
-  }
+  CostCurve::Answer& answer = memo[(key * 0xBF58476D1CE4E5B9ull) >> 56];
+  if (answer.elements != elements || answer.density != density) answer = {elements, density, compute()};
   return answer.us;
+}
+
+double CostCurve::time_us(int64_t elements, double density) const {
+  return memoized(memo_, elements, density, [&] { return interpolated_us(elements, density); });
 }
 
 double CostCurve::at_level(const std::pair<const double, std::vector<std::pair<double, double>>>& level,
                            int64_t elements) const {
   const auto& [density, points] = level;
-  const uint64_t key = uint64_t(elements) * 0x9E3779B97F4A7C15ull ^ std::bit_cast<uint64_t>(density);
-  Answer& answer = level_memo_[(key * 0xBF58476D1CE4E5B9ull) >> 56];
-  if (answer.elements != elements || answer.density != density) {
-    answer = {elements, density, at_density(points, double(elements))};
-  }
-  return answer.us;
+  return memoized(level_memo_, elements, density, [&] { return at_density(points, double(elements)); });
 }
 
 double CostCurve::interpolated_us(int64_t elements, double density) const {

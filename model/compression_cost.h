@@ -41,12 +41,14 @@ class CostCurve {
   // multiplied by FACTOR. Every time stays >= that floor > 0.
   CostCurve scaled_above_floor(double factor) const;
 
- private:
-  std::map<double, std::vector<std::pair<double, double>>> by_density_;  // density -> (elements, us) sorted
+  // A memoized look-up (a slot of the direct-mapped memos below).
   struct Answer {
     int64_t elements = 0;
     double density = std::numeric_limits<double>::quiet_NaN(), us = 0;  // NaN: empty (equals nothing)
   };
+
+ private:
+  std::map<double, std::vector<std::pair<double, double>>> by_density_;  // density -> (elements, us) sorted
   mutable std::array<Answer, 256> memo_;  // direct-mapped by (elements, density)
   // One measured density's answer at a size: requests whose density falls
   // between two measured ones (a bucket's pairs over its elements, a new
