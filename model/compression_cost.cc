@@ -54,8 +54,8 @@ double CostCurve::time_us(int64_t elements, double density) const {
 
 double CostCurve::at_level(const std::pair<const double, std::vector<std::pair<double, double>>>& level,
                            int64_t elements) const {
-  const auto& [density, points] = level;
-  return memoized(level_memo_, elements, density, [&] { return at_density(points, double(elements)); });
+  // Not a structured binding: clang 14 (the fuzz build) cannot capture one.
+  return memoized(level_memo_, elements, level.first, [&] { return at_density(level.second, double(elements)); });
 }
 
 double CostCurve::interpolated_us(int64_t elements, double density) const {
