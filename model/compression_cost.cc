@@ -38,12 +38,10 @@ double CostCurve::at_density(const std::vector<std::pair<double, double>>& point
   return std::exp(std::log(lo->second) + f * (std::log(hi->second) - std::log(lo->second)));
 }
 
-// MEMO's slot for (ELEMENTS, DENSITY), filled by COMPUTE unless it holds them.
 template <typename Compute>
-static double memoized(std::array<CostCurve::Answer, 256>& memo, int64_t elements, double density,
-                       Compute compute) {
+double CostCurve::memoized(std::array<Answer, 256>& memo, int64_t elements, double density, Compute compute) {
   const uint64_t key = uint64_t(elements) * 0x9E3779B97F4A7C15ull ^ std::bit_cast<uint64_t>(density);
-  CostCurve::Answer& answer = memo[(key * 0xBF58476D1CE4E5B9ull) >> 56];
+  Answer& answer = memo[(key * 0xBF58476D1CE4E5B9ull) >> 56];
   if (answer.elements != elements || answer.density != density) answer = {elements, density, compute()};
   return answer.us;
 }

@@ -41,14 +41,15 @@ class CostCurve {
   // multiplied by FACTOR. Every time stays >= that floor > 0.
   CostCurve scaled_above_floor(double factor) const;
 
-  // A memoized look-up (a slot of the direct-mapped memos below).
+ private:
+  std::map<double, std::vector<std::pair<double, double>>> by_density_;  // density -> (elements, us) sorted
   struct Answer {
     int64_t elements = 0;
     double density = std::numeric_limits<double>::quiet_NaN(), us = 0;  // NaN: empty (equals nothing)
   };
-
- private:
-  std::map<double, std::vector<std::pair<double, double>>> by_density_;  // density -> (elements, us) sorted
+  // MEMO's slot for (ELEMENTS, DENSITY), filled by COMPUTE unless it holds them.
+  template <typename Compute>
+  static double memoized(std::array<Answer, 256>& memo, int64_t elements, double density, Compute compute);
   mutable std::array<Answer, 256> memo_;  // direct-mapped by (elements, density)
   // One measured density's answer at a size: requests whose density falls
   // between two measured ones (a bucket's pairs over its elements, a new

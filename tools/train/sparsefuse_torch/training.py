@@ -48,7 +48,7 @@ def _trace(torch, args, comm, workload, argv):
                                       f"{comm.size} ranks profiling at once")
     command = "sparsefuse train " + " ".join(argv)
     params = [p for p in workload.model.parameters() if p.requires_grad]
-    probe = _flush_probe(comm, len(params), 1 + args.profile_iterations, "trace.json")
+    probe = _flush_probe(comm, len(params), profile_args.warmup + profile_args.iterations, "trace.json")
     trace, _, _, _ = profile_cli.measure(torch, profile_args, command, workload, profile_cli.cpu_name(),
                                          clocks.CpuClock(), probe)
     _finish_probe(probe, comm, trace)
