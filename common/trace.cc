@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "common/embedded_json.h"
+#include "common/median.h"
 
 namespace sparsefuse {
 
@@ -79,23 +83,50 @@ static void check_measured(const JsonNode& root, const Trace& trace) {
   p.child("date").as_string();
 }
 
-// "runtime_flush": the flush probe's medians (runtime/flush_probe.h); the
-// simulator uses the bookkeeping, the rest says what it came from.
-static double parse_runtime_flush(const JsonNode& node) {
-  node.check_keys({"flush_us", "kernel_us", "bookkeeping_us", "elements", "flushes", "kernels", "method"});
-  const double flush = node.child("flush_us").as_number(0, 1e6);
-  const double kernel = node.child("kernel_us").as_number(0, 1e6);
-  node.child("elements").as_int(1, int64_t(1) << 40);
+// "runtime_flush": the flush probe's medians at each hook
+// (runtime/flush_probe.h), after the tensors are read. The simulator uses the
+// bookkeeping and, where a tensor was probed at its own size, its flush; the
+// rest says what they came from.
+static void parse_runtime_flush(const JsonNode& node, Trace& trace) {
+  node.check_keys({"bookkeeping_us", "max_elements", "flushes", "kernels", "method", "tensors"});
+  const int64_t max_elements = node.child("max_elements").as_int(1, int64_t(1) << 40);
   node.child("flushes").as_int(1, int64_t(1) << 40);
   node.child("kernels").as_int(1, int64_t(1) << 40);
   node.child("method").as_string();
-  JsonNode bookkeeping = node.child("bookkeeping_us");
-  const double us = bookkeeping.as_number(0, 1e6);
-  if (std::abs(us - std::max(0.0, flush - kernel)) > 1e-6 * std::max(1.0, flush)) {
-    bookkeeping.fail(fmt::format("expected flush_us - kernel_us floored at 0 ({:g}), got {:g}",
-                                 std::max(0.0, flush - kernel), us));
+  std::unordered_map<std::string, size_t> by_name;
+  for (size_t i = 0; i < trace.tensors.size(); ++i) by_name.emplace(trace.tensors[i].name, i);
+  const JsonNode hooks = node.child("tensors");
+  const size_t count = hooks.array_size();
+  if (count == 0) hooks.fail("expected at least one probed tensor");
+  std::vector<bool> probed(trace.tensors.size(), false);
+  std::vector<double> differences;
+  for (size_t k = 0; k < count; ++k) {
+    const JsonNode hook = hooks.element(k);
+    hook.check_keys({"name", "elements", "flush_us", "kernel_us"});
+    const JsonNode name = hook.child("name");
+    const auto found = by_name.find(name.as_string());
+    if (found == by_name.end()) name.fail(fmt::format("expected a tensor of the trace, got \"{}\"", name.as_string()));
+    if (probed[found->second]) name.fail(fmt::format("expected each tensor once; \"{}\" again", name.as_string()));
+    probed[found->second] = true;
+    TraceTensor& tensor = trace.tensors[found->second];
+    const JsonNode elements = hook.child("elements");
+    if (const int64_t expected = std::min(tensor.elements, max_elements);
+        elements.as_int(1, int64_t(1) << 40) != expected) {
+      elements.fail(fmt::format("expected min(the tensor's {} elements, max_elements {}) = {}", tensor.elements,
+                                max_elements, expected));
+    }
+    const double flush = hook.child("flush_us").as_number(0, 1e6);
+    differences.push_back(std::max(0.0, flush - hook.child("kernel_us").as_number(0, 1e6)));
+    if (tensor.elements <= max_elements) tensor.in_situ_flush_us = flush;
   }
-  return us;
+  const JsonNode bookkeeping = node.child("bookkeeping_us");
+  const double us = bookkeeping.as_number(0, 1e6), expected = median(differences);
+  if (std::abs(us - expected) > 1e-6 * std::max(1.0, expected)) {
+    bookkeeping.fail(fmt::format("expected the median over the tensors of flush_us - kernel_us, each floored at 0 "
+                                 "({:g}), got {:g}",
+                                 expected, us));
+  }
+  trace.flush_bookkeeping_us = us;
 }
 
 Trace parse_trace(const Json& document, const std::string& file) {
@@ -121,7 +152,6 @@ Trace parse_trace(const Json& document, const std::string& file) {
   trace.iteration_ns = root.get_int("iteration_ns", 0, 0, kMaxNs);
   trace.iteration_cv = root.get_number("iteration_cv", 0.0, 0.0, 10.0, /*min_exclusive=*/false);
   if (trace.provenance_kind() == "measured") check_measured(root, trace);
-  if (auto flush = root.optional_child("runtime_flush")) trace.flush_bookkeeping_us = parse_runtime_flush(*flush);
   JsonNode tensors = root.child("tensors");
   size_t count = tensors.array_size();
   if (count == 0) tensors.fail("expected at least one tensor; the trace has none");
@@ -133,6 +163,7 @@ Trace parse_trace(const Json& document, const std::string& file) {
     any_grad |= trace.tensors.back().has_grad;
   }
   if (!any_grad) tensors.fail("expected at least one tensor with a gradient (all have \"has_grad\": false)");
+  if (auto flush = root.optional_child("runtime_flush")) parse_runtime_flush(*flush, trace);
   return trace;
 }
 

@@ -21,6 +21,11 @@ struct TraceTensor {
   bool has_grad = true;   // false: no gradient in this workload (e.g. BERT pooler in SQuAD)
   double grad_rms = 0;    // measured per-element gradient RMS; 0 = not measured
   TimeNs ready_spread_ns = 0;  // measured traces: spread (IQR) of ready_ns over iterations; 0 = not measured
+  // Measured in situ by the flush probe at this tensor's own size (the
+  // trace's "runtime_flush" tensors): the runtime engine's flush of a bucket
+  // of this tensor alone sent dense as pairs, at its gradient-ready hook, in
+  // us; unset where not measured.
+  std::optional<double> in_situ_flush_us;
 };
 
 struct Trace {
@@ -40,7 +45,8 @@ struct Trace {
   // Measured in situ in the profiles `sparsefuse train` takes
   // (runtime/flush_probe.h, the trace's "runtime_flush"): the runtime
   // engine's own work per flush of a packed bucket after this model's
-  // backward steps on the machine profiled, in us; unset where not measured.
+  // backward steps on the machine profiled (the median over the hooks), in
+  // us; unset where not measured.
   std::optional<double> flush_bookkeeping_us;
   std::vector<TraceTensor> tensors;
 

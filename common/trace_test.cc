@@ -76,30 +76,65 @@ TEST(Trace, MeasuredTraceMustSayWhatItMeasured) {
   EXPECT_THROW(parse_trace(negative_spread, "m.json"), InputError);
 }
 
-// The flush probe's medians: the bookkeeping is read; it must be flush_us -
-// kernel_us floored at 0, and every field is checked, naming it.
+// The flush probe's per-hook medians: the bookkeeping (the median over the
+// tensors of flush_us - kernel_us, each floored at 0) and, for a tensor
+// probed at its own size, its flush are read; every field is checked,
+// naming it. With max_elements 4, "w" (6 elements) was probed at 4, so it
+// has no flush of its own.
 TEST(Trace, RuntimeFlushIsReadAndChecked) {
-  const Json probe = {{"flush_us", 0.9}, {"kernel_us", 0.3}, {"bookkeeping_us", 0.6}, {"elements", 64},
-                      {"flushes", 10}, {"kernels", 5}, {"method", "a probe"}};
+  const Json probe = Json::parse(R"({"bookkeeping_us": 0.6, "max_elements": 4, "flushes": 10, "kernels": 5,
+    "method": "a probe", "tensors": [{"name": "b", "elements": 2, "flush_us": 0.9, "kernel_us": 0.3},
+                                     {"name": "w", "elements": 4, "flush_us": 1.5, "kernel_us": 0.9}]})");
   Json doc = measured_trace();
-  EXPECT_FALSE(parse_trace(doc, "m.json").flush_bookkeeping_us);
+  const Trace without = parse_trace(doc, "m.json");
+  EXPECT_FALSE(without.flush_bookkeeping_us);
+  EXPECT_FALSE(without.tensors[0].in_situ_flush_us);
   doc["runtime_flush"] = probe;
-  EXPECT_DOUBLE_EQ(parse_trace(doc, "m.json").flush_bookkeeping_us.value(), 0.6);
-  doc["runtime_flush"]["kernel_us"] = 1.2;
-  doc["runtime_flush"]["bookkeeping_us"] = 0;  // floored
-  EXPECT_DOUBLE_EQ(parse_trace(doc, "m.json").flush_bookkeeping_us.value(), 0);
-  const std::pair<const char*, Json> bad[] = {{"bookkeeping_us", 0.5}, {"flush_us", -1}, {"flushes", 0},
-                                              {"method", 3}, {"extra", 1}};
-  for (const auto& [key, value] : bad) {
+  const Trace with = parse_trace(doc, "m.json");
+  EXPECT_DOUBLE_EQ(with.flush_bookkeeping_us.value(), 0.6);
+  EXPECT_DOUBLE_EQ(with.tensors[0].in_situ_flush_us.value(), 0.9);
+  EXPECT_FALSE(with.tensors[1].in_situ_flush_us);
+  doc["runtime_flush"]["tensors"][1]["kernel_us"] = 2.0;  // floored at 0: the median of 0.6 and 0
+  doc["runtime_flush"]["bookkeeping_us"] = 0.3;
+  EXPECT_DOUBLE_EQ(parse_trace(doc, "m.json").flush_bookkeeping_us.value(), 0.3);
+  const auto changed_probe = [&probe](const char* key, Json value) {
+    Json changed = probe;
+    changed[key] = std::move(value);
+    return changed;
+  };
+  Json twice = probe;
+  twice["tensors"][1]["name"] = "b";
+  twice["tensors"][1]["elements"] = 2;
+  const std::pair<Json, const char*> bad[] = {
+      {changed_probe("bookkeeping_us", 0.5), "bookkeeping_us"},
+      {changed_probe("max_elements", 0), "max_elements"},
+      {changed_probe("flushes", 0), "flushes"},
+      {changed_probe("method", 3), "method"},
+      {changed_probe("extra", 1), "extra"},
+      {changed_probe("tensors", Json::array()), "tensors"},
+      {twice, "tensors/1/name"},
+  };
+  for (const auto& [broken_probe, field] : bad) {
+    Json broken = measured_trace();
+    broken["runtime_flush"] = broken_probe;
+    try {
+      parse_trace(broken, "m.json");
+      ADD_FAILURE() << field << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("runtime_flush/") + field), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("m.json"), std::string::npos) << e.what();
+    }
+  }
+  for (const auto& [key, value] : {std::pair<const char*, Json>{"name", "nope"}, {"elements", 6}, {"flush_us", -1},
+                                   {"kernel_us", "x"}, {"extra", 1}}) {
     Json broken = measured_trace();
     broken["runtime_flush"] = probe;
-    broken["runtime_flush"][key] = value;
+    broken["runtime_flush"]["tensors"][1][key] = value;
     try {
       parse_trace(broken, "m.json");
       ADD_FAILURE() << key << " = " << value.dump() << " was accepted";
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("runtime_flush"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("m.json"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("runtime_flush/tensors/1"), std::string::npos) << e.what();
     }
   }
 }

@@ -231,7 +231,7 @@ static Json load_profile_document(const std::string& name, const std::string& ba
 }
 
 CompressionCost::CompressionCost(const CompressionConfig& config, const std::string& base_dir,
-                                 const std::string& scenario_file, std::optional<double> trace_flush_bookkeeping_us)
+                                 const std::string& scenario_file, const InSituFlush& in_situ)
     : config_(config), unpack_bytes_per_ns_(config.gpu_memory_gbytes_per_s), scenario_file_(scenario_file) {
   constexpr std::string_view kEstimate = "estimate:";
   if (config.profile == "seed-8node") {
@@ -250,9 +250,10 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     // only; a GPU's is host work every flush pays, trace replays included.
     // A CPU's measured in situ after the model's own backward steps (the
     // trace's) replaces one measured after synthetic sweeps.
-    if (config.calls_after_compute && !measured.gpu && trace_flush_bookkeeping_us) {
-      flush_bookkeeping_us_ = *trace_flush_bookkeeping_us;
+    if (config.calls_after_compute && !measured.gpu && in_situ.bookkeeping_us) {
+      flush_bookkeeping_us_ = *in_situ.bookkeeping_us;
       flush_bookkeeping_source_ = "the trace's runtime_flush, measured in situ";
+      if (!config.flush_bookkeeping_us) in_situ_flush_us_ = in_situ.tensor_flush_us;
     } else if (config.calls_after_compute || measured.gpu) {
       flush_bookkeeping_us_ = measured.flush_bookkeeping_us;
       flush_bookkeeping_source_ = "the profile's";
@@ -456,6 +457,13 @@ TimeNs CompressionCost::pack_entry_ns(int64_t elements, int64_t pairs) const {
 
 TimeNs CompressionCost::flush_bookkeeping_ns() const { return us_to_ns(flush_bookkeeping_us_); }
 
+std::optional<TimeNs> CompressionCost::in_situ_flush_ns(int tensor) const {
+  if (tensor < 0 || size_t(tensor) >= in_situ_flush_us_.size() || !in_situ_flush_us_[size_t(tensor)]) {
+    return std::nullopt;
+  }
+  return us_to_ns(*in_situ_flush_us_[size_t(tensor)]);
+}
+
 TimeNs CompressionCost::request_bookkeeping_ns() const { return us_to_ns(request_bookkeeping_us_); }
 
 std::string CompressionCost::compression_costs() const {
@@ -469,6 +477,13 @@ std::string CompressionCost::compression_costs() const {
   if (flush_bookkeeping_us_ > 0) {
     costs += fmt::format("; the runtime's bookkeeping, {:g} us per packed flush ({})", flush_bookkeeping_us_,
                          flush_bookkeeping_source_);
+  }
+  const auto measured = std::count_if(in_situ_flush_us_.begin(), in_situ_flush_us_.end(),
+                                      [](const std::optional<double>& us) { return us.has_value(); });
+  if (measured > 0) {
+    costs += fmt::format("; a bucket of one tensor sent dense as pairs: that tensor's flush measured in situ by "
+                         "the trace's runtime_flush ({} tensors)",
+                         measured);
   }
   if (request_bookkeeping_us_ > 0) {
     costs += fmt::format("; the runtime's bookkeeping, {:g} us per inline compression request ({})",

@@ -132,15 +132,25 @@ ProfileCurves load_profile_curves(const Json& document, const std::string& file)
 // docs/simulator-model.md#cold-gradients). The time is (1 - f) x the hot
 // curve + f x the cold one where the profile measured a cold curve for the
 // kernel, the hot curve alone otherwise.
+// What the flush probe measured in situ in the scenario's trace
+// (runtime/flush_probe.h; common/trace.h): the runtime's bookkeeping per
+// packed flush, and per gradient tensor (the model's order) its own flush
+// sent dense as pairs, where it was probed at its own size.
+struct InSituFlush {
+  std::optional<double> bookkeeping_us;
+  std::vector<std::optional<double>> tensor_flush_us;
+};
+
 class CompressionCost {
  public:
   // Loads the profiles named by CONFIG; relative paths resolve against
-  // BASE_DIR. SCENARIO_FILE names the scenario in error messages.
-  // TRACE_FLUSH_BOOKKEEPING_US: the scenario's trace's in-situ measurement
-  // (Trace::flush_bookkeeping_us), which with calls after compute and a
-  // measured CPU profile replaces that profile's (config's still wins).
+  // BASE_DIR. SCENARIO_FILE names the scenario in error messages. IN_SITU:
+  // the scenario's trace's measurements, which with calls after compute and
+  // a measured CPU profile replace that profile's bookkeeping and price a
+  // bucket of one tensor sent dense as pairs (config's bookkeeping still
+  // wins, and then prices those too).
   CompressionCost(const CompressionConfig& config, const std::string& base_dir, const std::string& scenario_file,
-                  std::optional<double> trace_flush_bookkeeping_us = std::nullopt);
+                  const InSituFlush& in_situ = {});
 
   // FUSED: the request's buffer holds several tensors (the fused profile's
   // curves where one is named).
@@ -178,8 +188,12 @@ class CompressionCost {
   TimeNs entry_ns(policy::Sparsifier s, bool error_feedback, int64_t elements, double density) const;
   TimeNs pack_entry_ns(int64_t elements, int64_t pairs) const;
   // The runtime's bookkeeping per packed flush (CompressionConfig::flush_bookkeeping_us,
-  // else the profile's).
+  // else the trace's in-situ figure or the profile's).
   TimeNs flush_bookkeeping_ns() const;
+  // The whole flush of a bucket of TENSOR alone sent dense as pairs (its
+  // bookkeeping and packing) as the trace measured it in situ, where it did
+  // and the constructor's conditions hold; nullopt otherwise.
+  std::optional<TimeNs> in_situ_flush_ns(int tensor) const;
   // The runtime's bookkeeping per inline compression request
   // (CompressionConfig::request_bookkeeping_us, else the profile's).
   TimeNs request_bookkeeping_ns() const;
@@ -200,6 +214,7 @@ class CompressionCost {
   double unpack_bytes_per_ns_;
   double flush_bookkeeping_us_ = 0;
   std::string flush_bookkeeping_source_;  // what compression_costs() names
+  std::vector<std::optional<double>> in_situ_flush_us_;  // per tensor; empty where not used
   double request_bookkeeping_us_ = 0;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;

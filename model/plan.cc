@@ -11,6 +11,16 @@ namespace {
 
 TimeNs batch_scaled(TimeNs ns, double scale) { return TimeNs(std::llround(double(ns) * scale)); }
 
+// The trace's in-situ flush measurements, per gradient tensor in the
+// model's order (GradientModel::from_trace keeps the tensors with one).
+InSituFlush in_situ_flush(const Trace& trace) {
+  InSituFlush in_situ{trace.flush_bookkeeping_us, {}};
+  for (const TraceTensor& t : trace.tensors) {
+    if (t.has_grad) in_situ.tensor_flush_us.push_back(t.in_situ_flush_us);
+  }
+  return in_situ;
+}
+
 }  // namespace
 
 ScenarioPlan::ScenarioPlan(const Scenario& s)
@@ -18,7 +28,7 @@ ScenarioPlan::ScenarioPlan(const Scenario& s)
       forward_ns(batch_scaled(s.trace.forward_ns, s.compute_scale())),
       optimizer_ns(batch_scaled(s.trace.optimizer_ns, s.compute_scale())),
       network(make_network_model(s.network, s.topology, s.workers, s.base_dir())),
-      compression(s.compression, s.base_dir(), s.file, s.trace.flush_bookkeeping_us),
+      compression(s.compression, s.base_dir(), s.file, in_situ_flush(s.trace)),
       estimates(*network, compression),
       scheme_(policy::build_scheme(s.scheme, model, estimates)) {}
 

@@ -32,7 +32,7 @@ struct Pair {
 };
 
 Pair engine_us(const FlushCostOptions& o, std::vector<uint64_t>& evict) {
-  DensePairsEngine pairs(o.elements, 2 * o.modules);
+  DensePairsEngine pairs(std::vector<int64_t>(size_t(2 * o.modules), o.elements));
   RankEngine& engine = pairs.engine();
   Pair us;
   for (int it = 0; it <= o.iterations; ++it) {
@@ -88,7 +88,7 @@ void fill_gradient(float* g, int64_t elements, uint64_t seed) {
   }
 }
 
-std::string write_module_pairs_trace(int64_t elements, int tensors) {
+std::string write_module_pairs_trace(const std::vector<int64_t>& sizes) {
   char path[] = "/tmp/sparsefuse_module_pairs_XXXXXX.json";
   const int fd = mkstemps(path, 5);
   if (fd < 0) {
@@ -96,16 +96,17 @@ std::string write_module_pairs_trace(int64_t elements, int tensors) {
   }
   close(fd);
   Json list = Json::array();
-  for (int t = 0; t < tensors; ++t) {
+  const auto tensors = int64_t(sizes.size());
+  for (int64_t t = 0; t < tensors; ++t) {
     list.push_back({{"name", "layer" + std::to_string(t / 2) + (t % 2 == 0 ? ".weight" : ".bias")},
-                    {"shape", {elements}},
-                    {"elements", elements},
+                    {"shape", {sizes[size_t(t)]}},
+                    {"elements", sizes[size_t(t)]},
                     {"ready_ns", 1000 * (int64_t(t) + 1)}});
   }
   const Json provenance = {{"kind", "analytic"}, {"method", "runtime/flush_cost.h write_module_pairs_trace"}};
   const Json trace = {{"format", "sparsefuse-trace/1"}, {"model", "module-pairs"}, {"batch_size", 1},
                       {"dtype", "float32"}, {"provenance", provenance},
-                      {"forward_ns", 1000}, {"backward_ns", 1000 * (int64_t(tensors) + 1)}, {"optimizer_ns", 1000},
+                      {"forward_ns", 1000}, {"backward_ns", 1000 * (tensors + 1)}, {"optimizer_ns", 1000},
                       {"tensors", list}};
   std::ofstream(path) << trace.dump();
   return path;
@@ -126,8 +127,8 @@ struct DensePairsEngine::Parts {
 
 namespace {
 
-model::Scenario dense_pairs_scenario(int64_t elements, int tensors) {
-  const std::string trace = write_module_pairs_trace(elements, tensors);
+model::Scenario dense_pairs_scenario(const std::vector<int64_t>& sizes) {
+  const std::string trace = write_module_pairs_trace(sizes);
   const Json doc = {{"model", {{"trace", trace}}},
                     {"workers", 1},
                     {"scheme", {{"preset", "adtopk"}, {"error_feedback", "none"}}},
@@ -144,8 +145,8 @@ model::Scenario dense_pairs_scenario(int64_t elements, int tensors) {
 
 }  // namespace
 
-DensePairsEngine::DensePairsEngine(int64_t elements, int tensors)
-    : parts_(std::make_unique<Parts>(dense_pairs_scenario(elements, tensors))) {
+DensePairsEngine::DensePairsEngine(const std::vector<int64_t>& sizes)
+    : parts_(std::make_unique<Parts>(dense_pairs_scenario(sizes))) {
   EngineConfig config;
   config.forward_split = model::forward_times(parts_->scenario.trace, parts_->planned.model, 1.0);
   parts_->engine = std::make_unique<RankEngine>(parts_->planned.model, parts_->layout, parts_->planned.scheme(),

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace sparsefuse::runtime {
 
@@ -40,19 +41,19 @@ struct FlushCost {
 // evict_bytes < 0.
 FlushCost measure_flush_cost(const FlushCostOptions& options);
 
-// A trace of TENSORS one-dimensional tensors of ELEMENTS each, named as
+// A trace of one-dimensional tensors, tensor t of SIZES[t] elements, named as
 // weight-bias pairs of modules (layer0.weight, layer0.bias, layer1.weight,
 // ...), written to a new temporary file whose path it returns (the caller
 // removes it once parsed). Shared with runtime/request_cost.h.
-std::string write_module_pairs_trace(int64_t elements, int tensors);
+std::string write_module_pairs_trace(const std::vector<int64_t>& sizes);
 
-// One rank (loopback) running ADTopk without error feedback over TENSORS
-// one-dimensional tensors of ELEMENTS each: every tensor is sent dense as
-// pairs in a bucket of its own, flushed as it is made ready. Shared by
-// measure_flush_cost and FlushProbe (runtime/flush_probe.h).
+// One rank (loopback) running ADTopk without error feedback over
+// one-dimensional tensors, tensor t of SIZES[t] elements: every tensor is
+// sent dense as pairs in a bucket of its own, flushed as it is made ready.
+// Shared by measure_flush_cost and FlushProbe (runtime/flush_probe.h).
 class DensePairsEngine {
  public:
-  DensePairsEngine(int64_t elements, int tensors);
+  explicit DensePairsEngine(const std::vector<int64_t>& sizes);
   ~DensePairsEngine();
   DensePairsEngine(const DensePairsEngine&) = delete;
   DensePairsEngine& operator=(const DensePairsEngine&) = delete;

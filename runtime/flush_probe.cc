@@ -1,6 +1,8 @@
 #include "runtime/flush_probe.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -13,23 +15,24 @@ namespace sparsefuse::runtime {
 
 namespace {
 
-// The hooks, once checked: the engine is built from them in the initializer list.
-int checked_hooks(int hooks, int64_t elements) {
-  if (hooks < 1 || elements < 1) {
-    throw std::invalid_argument(fmt::format("flush probe: expected hooks and elements >= 1, got {} and {}", hooks,
-                                            elements));
-  }
-  return hooks;
-}
+constexpr int kFirstMeasured = 3;  // 0 learns the hooks, 1 and 2 warm up
 
 }  // namespace
 
-FlushProbe::FlushProbe(int hooks, int64_t elements)
-    : pairs_(elements, checked_hooks(hooks, elements)),
-      elements_(elements),
-      gradient_(size_t(elements)),
-      values_(size_t(hooks) * size_t(elements)),
-      indices_(size_t(hooks) * size_t(elements)) {}
+double FlushProbeSummary::bookkeeping_us() const {
+  if (hooks.empty()) return 0;
+  std::vector<double> each;
+  each.reserve(hooks.size());
+  for (const HookFlush& h : hooks) each.push_back(std::max(0.0, h.flush_us - h.kernel_us));
+  return median(std::move(each));
+}
+
+FlushProbe::FlushProbe(int hooks, int64_t max_elements) : max_hooks_(hooks), max_elements_(max_elements) {
+  if (hooks < 1 || max_elements < 1) {
+    throw std::invalid_argument(fmt::format("flush probe: expected hooks and max elements >= 1, got {} and {}",
+                                            hooks, max_elements));
+  }
+}
 
 FlushProbe::~FlushProbe() = default;
 
@@ -39,54 +42,102 @@ void FlushProbe::begin_iteration() {
   next_ = 0;
   open_ = true;
   if (engine_iteration()) {
-    pairs_.engine().begin_iteration(iteration_ / 2);
-    pairs_.engine().backward_started();
+    pairs_->engine().begin_iteration(iteration_ / 2);
+    pairs_->engine().backward_started();
   }
 }
 
-void FlushProbe::hook() {
+void FlushProbe::learn(int64_t elements) {
+  Hook h{elements, std::min(elements, max_elements_), large_.size(), probe_.size()};
+  if (elements > max_elements_) large_.resize(large_.size() + size_t(elements));
+  probe_.resize(probe_.size() + size_t(h.probe));
+  hooks_.push_back(h);
+}
+
+void FlushProbe::finish_learning() {
+  if (hooks_.empty()) throw std::invalid_argument("flush probe: the first iteration called no hook");
+  std::vector<int64_t> sizes;
+  for (const Hook& h : hooks_) sizes.push_back(h.probe);
+  pairs_ = std::make_unique<DensePairsEngine>(sizes);
+  values_.resize(probe_.size());
+  indices_.resize(probe_.size());
+  flush_us_.resize(hooks_.size());
+  kernel_us_.resize(hooks_.size());
+}
+
+void FlushProbe::copy_in(const Hook& h, const float* gradient, float* to) {
+  std::memcpy(to, gradient, size_t(h.probe) * sizeof(float));
+  if (h.elements > h.probe) std::memcpy(large_.data() + h.large_at, gradient, size_t(h.elements) * sizeof(float));
+}
+
+void FlushProbe::hook(const float* gradient, int64_t elements) {
   if (!open_) throw std::invalid_argument("flush probe: hook outside an iteration");
-  if (next_ >= pairs_.tensors()) {
-    throw std::invalid_argument(
-        fmt::format("flush probe: more than the {} hooks declared per iteration", pairs_.tensors()));
+  if (!gradient || elements < 1) {
+    throw std::invalid_argument(fmt::format("flush probe: hook {}: expected a gradient of >= 1 elements", next_));
   }
-  const int t = next_++;
-  const uint64_t seed = uint64_t(iteration_) * 100003 + uint64_t(t);
-  if (engine_iteration()) {
-    // As the C API's tensor_ready: the gradient is copied in, then handed over.
-    fill_gradient(pairs_.engine().gradient(t), elements_, seed);
-    pairs_.engine().tensor_ready(t);
+  const int k = next_++;
+  if (iteration_ == 0) {
+    if (k >= max_hooks_) {
+      throw std::invalid_argument(fmt::format("flush probe: more than the {} hooks declared", max_hooks_));
+    }
+    learn(elements);
     return;
   }
-  fill_gradient(gradient_.data(), elements_, seed);
-  const size_t at = size_t(t) * size_t(elements_);
+  if (k >= int(hooks_.size()) || hooks_[size_t(k)].elements != elements) {
+    throw std::invalid_argument(fmt::format(
+        "flush probe: hook {} of iteration {} made {} elements ready; the first iteration's hooks differ ({} hooks{})",
+        k, iteration_, elements, hooks_.size(),
+        k < int(hooks_.size()) ? fmt::format(", hook {} of {} elements", k, hooks_[size_t(k)].elements) : ""));
+  }
+  const Hook& h = hooks_[size_t(k)];
+  if (engine_iteration()) {
+    copy_in(h, gradient, pairs_->engine().gradient(k));
+    pairs_->engine().tensor_ready(k);
+    return;
+  }
+  copy_in(h, gradient, probe_.data() + h.probe_at);
   const auto start = std::chrono::steady_clock::now();
-  kernels::pack_dense(gradient_.data(), elements_, values_.data() + at, indices_.data() + at);
+  kernels::pack_dense(probe_.data() + h.probe_at, h.probe, values_.data() + h.probe_at, indices_.data() + h.probe_at);
   const auto end = std::chrono::steady_clock::now();
-  if (iteration_ >= 2) kernel_us_.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+  if (iteration_ >= kFirstMeasured) {
+    kernel_us_[size_t(k)].push_back(std::chrono::duration<double, std::micro>(end - start).count());
+  }
 }
 
 void FlushProbe::end_iteration() {
   if (!open_) throw std::invalid_argument("flush probe: end_iteration without begin_iteration");
   open_ = false;
+  if (iteration_ == 0) {
+    finish_learning();
+    return;
+  }
+  if (next_ != int(hooks_.size())) {
+    throw std::invalid_argument(fmt::format("flush probe: iteration {} called {} hooks; the first called {}",
+                                            iteration_, next_, hooks_.size()));
+  }
   if (!engine_iteration()) return;
-  // Tensors no hook made ready (a parameter without a gradient this
-  // iteration) are handed now, and their flushes are not samples.
-  RankEngine& engine = pairs_.engine();
-  const int hooked = next_;
-  for (int t = hooked; t < pairs_.tensors(); ++t) engine.tensor_ready(t);
+  RankEngine& engine = pairs_->engine();
   engine.wait_for_buckets();
   engine.end_iteration();
-  if (iteration_ < 2) return;
-  const auto& exchanges = engine.exchanges();  // one per tensor, in order
-  for (int t = 0; t < hooked; ++t) flush_us_.push_back(double(exchanges[size_t(t)]->compression_ns) / 1e3);
+  if (iteration_ < kFirstMeasured) return;
+  const auto& exchanges = engine.exchanges();  // one per hook, in order
+  for (size_t k = 0; k < hooks_.size(); ++k) flush_us_[k].push_back(double(exchanges[k]->compression_ns) / 1e3);
 }
 
 FlushProbeSummary FlushProbe::summary() const {
-  if (flush_us_.empty() || kernel_us_.empty()) {
-    throw std::invalid_argument("flush probe: no measured iteration of each kind yet (the first two are warm-ups)");
+  const auto unmeasured = [](const std::vector<double>& samples) { return samples.empty(); };
+  if (hooks_.empty() || std::any_of(flush_us_.begin(), flush_us_.end(), unmeasured) ||
+      std::any_of(kernel_us_.begin(), kernel_us_.end(), unmeasured)) {
+    throw std::invalid_argument(
+        "flush probe: no measured iteration of each kind yet (iteration 0 learns the hooks, 1 and 2 warm up)");
   }
-  return {median(flush_us_), median(kernel_us_), int64_t(flush_us_.size()), int64_t(kernel_us_.size())};
+  FlushProbeSummary s;
+  for (size_t k = 0; k < hooks_.size(); ++k) {
+    s.hooks.push_back({hooks_[k].probe, median(flush_us_[k]), median(kernel_us_[k])});
+    s.flushes += int64_t(flush_us_[k].size());
+    s.kernels += int64_t(kernel_us_[k].size());
+  }
+  return s;
 }
 
 }  // namespace sparsefuse::runtime

@@ -22,7 +22,7 @@ double measure_resident_compression_us(const RequestCostOptions& o) {
   if (o.elements < 1 || o.modules < 1 || o.iterations < 1 || !(o.density > 0 && o.density <= 1)) {
     throw std::invalid_argument("request cost: expected elements, modules, iterations >= 1 and density in (0, 1]");
   }
-  const std::string trace = write_module_pairs_trace(o.elements, 2 * o.modules);
+  const std::string trace = write_module_pairs_trace(std::vector<int64_t>(size_t(2 * o.modules), o.elements));
   const Json doc = {{"model", {{"trace", trace}}},
                     {"workers", 1},
                     {"warmup_iterations", 1},

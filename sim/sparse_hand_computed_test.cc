@@ -276,6 +276,35 @@ TEST(SparseHandComputed, TheTracesInSituBookkeepingReplacesTheCpuProfiles) {
   }
 }
 
+// A bucket of one tensor sent dense as pairs costs the trace's in-situ flush
+// of that tensor (tiny3-flush-probe.json: a 0.9 us, c 0.8) with calls after
+// compute: ADTopk sends the 1-D a and c so. Without the trace's figures
+// (a scenario's bookkeeping, here 0) it is the pack curve (0.5 us) plus
+// its after-compute excess (0.75 - 0.5) plus that bookkeeping: 750 ns; hot
+// calls pay the pack curve alone: 500 ns.
+TEST(SparseHandComputed, ADenseBucketOfOneTensorCostsItsInSituFlush) {
+  const char* trace = "tests/data/tiny3-flush-probe.json";
+  const char* profile = "tests/data/profile-unit-bookkeeping.json";
+  const Json adtopk = {{"preset", "adtopk"}, {"density", 0.04}, {"error_feedback", "none"}};
+  model::RunResult after = run_tiny(adtopk, 2, profile, "after-compute", trace);
+  ASSERT_EQ(after.buckets.size(), 3u);
+  EXPECT_DOUBLE_EQ(after.buckets[0].compression_s, 900e-9);
+  EXPECT_DOUBLE_EQ(after.buckets[2].compression_s, 800e-9);
+  EXPECT_NE(after.compression_costs.find("that tensor's flush measured in situ by the trace's runtime_flush (3 "
+                                         "tensors)"),
+            std::string::npos)
+      << after.compression_costs;
+  Json doc = tiny_scenario(adtopk, 2, profile, "after-compute", trace);
+  doc["compression"]["flush_bookkeeping_us"] = 0;
+  const model::RunResult overridden = simulate(model::parse_scenario(doc, ""));
+  EXPECT_DOUBLE_EQ(overridden.buckets[0].compression_s, 750e-9);
+  EXPECT_DOUBLE_EQ(overridden.buckets[2].compression_s, 750e-9);
+  EXPECT_EQ(overridden.compression_costs.find("in situ by"), std::string::npos) << overridden.compression_costs;
+  const model::RunResult hot = run_tiny(adtopk, 2, profile, "hot", trace);
+  EXPECT_DOUBLE_EQ(hot.buckets[0].compression_s, 500e-9);
+  EXPECT_DOUBLE_EQ(hot.buckets[2].compression_s, 500e-9);
+}
+
 // A profile's request bookkeeping (profile-unit-request.json:
 // profile-unit-pack.json plus request_bookkeeping.time_us = 0.3) is charged
 // per inline compression request, hot calls included: per-tensor top-k,

@@ -196,11 +196,22 @@ void WorkerExecutor::flush(const policy::Bucket& bucket, TimeNs when) {
   ++flushes_;
 }
 
+// A bucket of one tensor sent dense as pairs costs what the trace measured
+// in situ for that tensor where it did (the runtime's flush at that hook, in
+// training's cache state: CompressionCost::in_situ_flush_ns); any other
+// packed bucket its pack curves plus the bookkeeping.
+TimeNs WorkerExecutor::packing_ns(const policy::Bucket& bucket, int64_t pairs) const {
+  if (bucket.end_tensor - bucket.first_tensor == 1 && pairs == bucket.elements) {
+    if (const auto in_situ = cost_.in_situ_flush_ns(bucket.first_tensor)) return *in_situ;
+  }
+  const double cold = cold_fraction(bucket.first_tensor, bucket.end_tensor, bucket.elements);
+  return cost_.pack_ns(bucket.elements, pairs, cold) + cost_.pack_entry_ns(bucket.elements, pairs) +
+         cost_.flush_bookkeeping_ns();
+}
+
 WorkerExecutor::Packed WorkerExecutor::pack(const policy::Bucket& bucket, int64_t pairs, TimeNs ready) {
   if (!policy::packs_pairs(bucket)) return {ready, 0};
-  const double cold = cold_fraction(bucket.first_tensor, bucket.end_tensor, bucket.elements);
-  const TimeNs unscaled = cost_.pack_ns(bucket.elements, pairs, cold) + cost_.pack_entry_ns(bucket.elements, pairs) +
-                          cost_.flush_bookkeeping_ns();
+  const TimeNs unscaled = packing_ns(bucket, pairs);
   const TimeNs packing = scaled_ns(unscaled, streams_->scale);
   if (packing == 0) return {ready, 0};
   return {run_inline(ready, packing), packing};

@@ -92,6 +92,8 @@ class WorkerExecutor : public policy::WorkerContext {
   // Compression work of DURATION on the compute stream once READY: it
   // delays backward and counts as inline compression. Returns its end.
   TimeNs run_inline(TimeNs ready, TimeNs duration);
+  // The unscaled time to pack BUCKET's PAIRS and flush it.
+  TimeNs packing_ns(const policy::Bucket& bucket, int64_t pairs) const;
   TimeNs run_backward_beside_collectives(TimeNs duration);
 
   const model::CompressionCost& cost_;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -269,31 +270,50 @@ TEST_F(CApi, AllreduceSumOfDoubles) {
   EXPECT_EQ(sf_comm_allreduce_sum(comm, nullptr, 2), SF_BAD_INPUT);
 }
 
-// The flush probe: four iterations of three hooks (two warm-ups, an engine
-// and a kernel iteration) give three samples of each; misuse is bad input.
+// The flush probe: six iterations of three hooks (one learning them, two
+// warm-ups, two engine iterations and a kernel one) give six flush and
+// three kernel samples; misuse is bad input.
 TEST(CApiFlushProbe, SummarisesAndRefusesMisuse) {
   sf_flush_probe* probe = nullptr;
   EXPECT_EQ(sf_flush_probe_create(0, 64, &probe), SF_BAD_INPUT);
-  EXPECT_NE(std::string(sf_last_error()).find("hooks and elements >= 1"), std::string::npos) << sf_last_error();
+  EXPECT_NE(std::string(sf_last_error()).find("hooks and max elements >= 1"), std::string::npos) << sf_last_error();
   ASSERT_EQ(sf_flush_probe_create(3, 64, &probe), SF_OK) << sf_last_error();
-  double us[3];
-  int64_t samples[2] = {0, 0};
-  EXPECT_EQ(sf_flush_probe_hook(probe), SF_BAD_INPUT);
-  for (int it = 0; it < 4; ++it) {
-    if (it == 2) {
-      EXPECT_EQ(sf_flush_probe_summary(probe, us, samples), SF_BAD_INPUT);
+  const std::vector<float> gradient(100, 0.25f);
+  const int64_t sizes[] = {10, 100, 64};
+  int hooks = 0;
+  int64_t elements[3] = {0, 0, 0}, samples[2] = {0, 0};
+  double flush[3], kernel[3], bookkeeping = -1;
+  auto summary = [&](int capacity) {
+    return sf_flush_probe_summary(probe, capacity, &hooks, elements, flush, kernel, &bookkeeping, samples);
+  };
+  EXPECT_EQ(sf_flush_probe_hook(probe, gradient.data(), 10), SF_BAD_INPUT);  // outside an iteration
+  for (int it = 0; it < 6; ++it) {
+    if (it == 4) {
+      EXPECT_EQ(summary(3), SF_BAD_INPUT);  // no kernel iteration measured yet
     }
     ASSERT_EQ(sf_flush_probe_begin_iteration(probe), SF_OK) << sf_last_error();
-    for (int h = 0; h < 3; ++h) ASSERT_EQ(sf_flush_probe_hook(probe), SF_OK) << sf_last_error();
+    for (int64_t n : sizes) ASSERT_EQ(sf_flush_probe_hook(probe, gradient.data(), n), SF_OK) << sf_last_error();
     ASSERT_EQ(sf_flush_probe_end_iteration(probe), SF_OK) << sf_last_error();
   }
-  ASSERT_EQ(sf_flush_probe_summary(probe, us, samples), SF_OK) << sf_last_error();
-  EXPECT_GT(us[0], 0);
-  EXPECT_GT(us[1], 0);
-  EXPECT_DOUBLE_EQ(us[2], us[0] > us[1] ? us[0] - us[1] : 0.0);
-  EXPECT_EQ(samples[0], 3);
+  EXPECT_EQ(summary(2), SF_BAD_INPUT);  // three hooks
+  ASSERT_EQ(summary(3), SF_OK) << sf_last_error();
+  ASSERT_EQ(hooks, 3);
+  EXPECT_EQ(elements[0], 10);
+  EXPECT_EQ(elements[1], 64);  // probed at the maximum
+  EXPECT_EQ(elements[2], 64);
+  std::vector<double> differences;
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_GT(flush[k], 0) << k;
+    EXPECT_GT(kernel[k], 0) << k;
+    differences.push_back(std::max(0.0, flush[k] - kernel[k]));
+  }
+  std::sort(differences.begin(), differences.end());
+  EXPECT_DOUBLE_EQ(bookkeeping, differences[1]);
+  EXPECT_EQ(samples[0], 6);
   EXPECT_EQ(samples[1], 3);
-  EXPECT_EQ(sf_flush_probe_summary(probe, nullptr, samples), SF_BAD_INPUT);
+  EXPECT_EQ(sf_flush_probe_summary(probe, 3, &hooks, nullptr, flush, kernel, &bookkeeping, samples), SF_BAD_INPUT);
+  ASSERT_EQ(sf_flush_probe_begin_iteration(probe), SF_OK);
+  EXPECT_EQ(sf_flush_probe_hook(probe, gradient.data(), 11), SF_BAD_INPUT);  // hook 0 made 10 ready before
   EXPECT_EQ(sf_flush_probe_destroy(probe), SF_OK);
 }
 

@@ -307,10 +307,10 @@ int sf_session_destroy(sf_session* s) {
   return SF_OK;
 }
 
-int sf_flush_probe_create(int hooks, int64_t elements, sf_flush_probe** out) {
+int sf_flush_probe_create(int hooks, int64_t max_elements, sf_flush_probe** out) {
   return guarded(nullptr, [&] {
     require(out, "sf_flush_probe_create: null argument");
-    *out = new sf_flush_probe{rt::FlushProbe(hooks, elements)};
+    *out = new sf_flush_probe{rt::FlushProbe(hooks, max_elements)};
   });
 }
 
@@ -321,10 +321,10 @@ int sf_flush_probe_begin_iteration(sf_flush_probe* p) {
   });
 }
 
-int sf_flush_probe_hook(sf_flush_probe* p) {
+int sf_flush_probe_hook(sf_flush_probe* p, const float* gradient, int64_t elements) {
   return guarded(nullptr, [&] {
     require(p, "sf_flush_probe_hook: null probe");
-    p->probe.hook();
+    p->probe.hook(gradient, elements);
   });
 }
 
@@ -335,13 +335,21 @@ int sf_flush_probe_end_iteration(sf_flush_probe* p) {
   });
 }
 
-int sf_flush_probe_summary(const sf_flush_probe* p, double us[3], int64_t samples[2]) {
+int sf_flush_probe_summary(const sf_flush_probe* p, int capacity, int* hooks_out, int64_t* elements,
+                           double* flush_us, double* kernel_us, double* bookkeeping_us, int64_t samples[2]) {
   return guarded(nullptr, [&] {
-    require(p && us && samples, "sf_flush_probe_summary: null argument");
+    require(p && hooks_out && elements && flush_us && kernel_us && bookkeeping_us && samples,
+            "sf_flush_probe_summary: null argument");
     const rt::FlushProbeSummary s = p->probe.summary();
-    us[0] = s.flush_us;
-    us[1] = s.kernel_us;
-    us[2] = s.bookkeeping_us();
+    require(int64_t(s.hooks.size()) <= int64_t(capacity),
+            fmt::format("sf_flush_probe_summary: {} hooks, room for {}", s.hooks.size(), capacity));
+    *hooks_out = int(s.hooks.size());
+    for (size_t k = 0; k < s.hooks.size(); ++k) {
+      elements[k] = s.hooks[k].elements;
+      flush_us[k] = s.hooks[k].flush_us;
+      kernel_us[k] = s.hooks[k].kernel_us;
+    }
+    *bookkeeping_us = s.bookkeeping_us();
     samples[0] = s.flushes;
     samples[1] = s.kernels;
   });

@@ -98,22 +98,29 @@ int sf_session_bucket(const sf_session* s, int k, double times_s[5], int64_t inf
 int sf_session_finish(sf_session* s, char** out);
 int sf_session_destroy(sf_session* s);
 
-/* The per-flush bookkeeping of the engine in the caller's cache state
- * (runtime/flush_probe.h): a profiled training loop calls
- * sf_flush_probe_hook at each gradient-ready hook (at most HOOKS per
- * iteration), between sf_flush_probe_begin_iteration and
- * sf_flush_probe_end_iteration; iterations alternate between the engine's
- * flush and the pack kernel alone, the first of each a warm-up.
- * sf_flush_probe_summary writes US[3]: the median flush and kernel and
- * their difference floored at 0 (the bookkeeping), in microseconds, and
- * SAMPLES[2]: the flush and kernel samples behind the medians. Wrong call order,
- * more hooks than HOOKS, or a summary before a measured iteration of each kind, is SF_BAD_INPUT. */
+/* The engine's flush of a bucket sent dense as pairs, measured in the
+ * caller's cache state (runtime/flush_probe.h): a profiled training loop
+ * calls sf_flush_probe_hook at each gradient-ready hook (at most HOOKS per
+ * iteration) with the gradient made ready (copied in, as
+ * sf_session_tensor_ready copies it), between sf_flush_probe_begin_iteration
+ * and sf_flush_probe_end_iteration. Iteration 0 learns the hooks, which
+ * every later iteration repeats; then iterations alternate between the
+ * engine's flush and the pack kernel alone, the first of each a warm-up.
+ * Hook k is probed at min(its elements, MAX_ELEMENTS).
+ * sf_flush_probe_summary writes *HOOKS_OUT (the hooks, at most CAPACITY) and,
+ * per hook k in order, ELEMENTS[k] (its probe tensor's), FLUSH_US[k] and
+ * KERNEL_US[k] (medians, microseconds); *BOOKKEEPING_US (the median over the
+ * hooks of flush - kernel, each floored at 0) and SAMPLES[2] (flush and
+ * kernel samples in all). Wrong call order, more hooks than HOOKS, an
+ * iteration unlike the first, a capacity under the hooks, or a summary
+ * before a measured iteration of each kind, is SF_BAD_INPUT. */
 typedef struct sf_flush_probe sf_flush_probe;
-int sf_flush_probe_create(int hooks, int64_t elements, sf_flush_probe** out);
+int sf_flush_probe_create(int hooks, int64_t max_elements, sf_flush_probe** out);
 int sf_flush_probe_begin_iteration(sf_flush_probe* p);
-int sf_flush_probe_hook(sf_flush_probe* p);
+int sf_flush_probe_hook(sf_flush_probe* p, const float* gradient, int64_t elements);
 int sf_flush_probe_end_iteration(sf_flush_probe* p);
-int sf_flush_probe_summary(const sf_flush_probe* p, double us[3], int64_t samples[2]);
+int sf_flush_probe_summary(const sf_flush_probe* p, int capacity, int* hooks_out, int64_t* elements,
+                           double* flush_us, double* kernel_us, double* bookkeeping_us, int64_t samples[2]);
 int sf_flush_probe_destroy(sf_flush_probe* p);
 
 void sf_free(char* text);

@@ -15,7 +15,7 @@ task="$PWD/tests/train/tasks.py"
 train() {  # train NAME SCHEME [ARGS...]
   local name=$1 scheme=$2; shift 2
   timeout 300 mpirun --allow-run-as-root --oversubscribe -np 2 "$sf" train --model "$task:classifier" \
-    --data "$task:shards" --batch 16 --scheme "$scheme" --warmup 1 --iterations 4 --profile-iterations 3 \
+    --data "$task:shards" --batch 16 --scheme "$scheme" --warmup 1 --iterations 4 --profile-iterations 4 \
     --out "$tmp/$name" --dump-grads "$tmp/$name-grads" "$@" >"$tmp/$name.log" 2>&1
 }
 
@@ -63,16 +63,21 @@ p = t["provenance"]
 assert p["iterations"] == 4 and p["warmup_iterations"] == 1 and "--profile interleaved" in p["note"], p
 assert [x["name"] for x in t["tensors"]] == [x["name"] for x in before["tensors"]], "the two traces list other tensors"
 assert t["backward_ns"] > 0 and t["forward_ns"] > 0, t
-# The flush probe in its hooks: 5 iterations of 6 hooks, engine iterations 0, 2, 4 and kernel ones
-# 1, 3, the first of each a warm-up.
-f = t["runtime_flush"]
-assert (f["elements"], f["flushes"], f["kernels"]) == (64, 12, 6), f
-assert f["flush_us"] > 0 and f["kernel_us"] > 0, f
-assert abs(f["bookkeeping_us"] - max(0.0, f["flush_us"] - f["kernel_us"])) < 1e-9, f
-# The profile before training (1 + 3 iterations) runs one too: engine iterations 0 and 2, kernel
-# ones 1 and 3, the first of each a warm-up.
-g = before["runtime_flush"]
-assert (g["elements"], g["flushes"], g["kernels"]) == (64, 6, 6), g
+# The flush probe in its hooks: 5 iterations of 6 hooks; iteration 0 learns them, engine iterations
+# 1 and 3 and kernel ones 2 and 4, the first of each a warm-up. Each tensor is probed at its own size
+# up to max_elements, in the order its hook fired; the bookkeeping is the median over the tensors.
+def check_probe(f, trace):
+    sizes = {x["name"]: x["elements"] for x in trace["tensors"]}
+    assert (f["max_elements"], f["flushes"], f["kernels"]) == (4096, 6, 6), f
+    assert sorted(x["name"] for x in f["tensors"]) == sorted(sizes), f
+    assert [x["name"] for x in f["tensors"]] == [x["name"] for x in trace["tensors"]], "not in backward order"
+    assert all(x["elements"] == min(sizes[x["name"]], 4096) for x in f["tensors"]), f
+    assert all(x["flush_us"] > 0 and x["kernel_us"] > 0 for x in f["tensors"]), f
+    each = sorted(max(0.0, x["flush_us"] - x["kernel_us"]) for x in f["tensors"])
+    assert abs(f["bookkeeping_us"] - (each[2] + each[3]) / 2) < 1e-9, f
+check_probe(t["runtime_flush"], t)
+# The profile before training (1 + 4 iterations) runs one too.
+check_probe(before["runtime_flush"], before)
 PY
 "$sf" validate "$tmp/interleaved/result.json" --set compression.profile=cpu-dev-2core >"$tmp/v.log" 2>&1 ||
   fail "validate an interleaved train result: $(cat "$tmp/v.log")"

@@ -119,8 +119,9 @@ def profile(workload, optimizer, clock, warmup, iterations, unhooked=0, probe=No
     when UNHOOKED > 0, that many more iterations' (forward, backward,
     optimizer) times with every hook removed: what the hooks cost. PROBE (or
     None): a runtime flush probe (sparsefuse_torch.library.FlushProbe) run
-    at every gradient-ready hook after its mark, in every iteration; its
-    microsecond per hook lands in the next gap's compute."""
+    at every gradient-ready hook after its mark, in every iteration, with
+    the gradient made ready; its microseconds per hook land in the next
+    gap's compute."""
     model, params = workload.model, [p for _, p in workload.model.named_parameters()]
     owners, _ = parameter_owners(model, params)
     ready_marks = {}
@@ -128,7 +129,7 @@ def profile(workload, optimizer, clock, warmup, iterations, unhooked=0, probe=No
     def ready(index):
         ready_marks[index] = clock.mark()
         if probe:
-            probe.hook()
+            probe.hook(index, params[index].grad)
 
     grad_hooks = hooks.on_gradient_ready(params, ready)
     timer = _ForwardTimer(clock, owners)

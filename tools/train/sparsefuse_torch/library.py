@@ -61,9 +61,10 @@ def _declare(lib):
         "sf_session_destroy": (ctypes.c_int, [void_p]),
         "sf_flush_probe_create": (ctypes.c_int, [ctypes.c_int, ctypes.c_int64, ctypes.POINTER(void_p)]),
         "sf_flush_probe_begin_iteration": (ctypes.c_int, [void_p]),
-        "sf_flush_probe_hook": (ctypes.c_int, [void_p]),
+        "sf_flush_probe_hook": (ctypes.c_int, [void_p, void_p, ctypes.c_int64]),
         "sf_flush_probe_end_iteration": (ctypes.c_int, [void_p]),
-        "sf_flush_probe_summary": (ctypes.c_int, [void_p, c_double_p, c_int64_p]),
+        "sf_flush_probe_summary": (ctypes.c_int, [void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int), c_int64_p,
+                                                  c_double_p, c_double_p, c_double_p, c_int64_p]),
         "sf_flush_probe_destroy": (ctypes.c_int, [void_p]),
         "sf_free": (None, [void_p]),
     }
@@ -148,33 +149,57 @@ class Communicator:
 
 
 class FlushProbe:
-    """The engine's per-flush bookkeeping measured in a profiled training
-    loop's own cache state (runtime/flush_probe.h): the profiler calls hook()
-    at each gradient-ready hook, begin_iteration()/end_iteration() around
-    each iteration. ELEMENTS: each probe tensor's size."""
+    """The engine's flush of a bucket sent dense as pairs, measured at each
+    gradient-ready hook of a profiled training loop (runtime/flush_probe.h):
+    the profiler calls hook(index, gradient) at each hook and
+    begin_iteration()/end_iteration() around each iteration. NAMES: the
+    model's parameter names, which a hook's index is into; MAX_ELEMENTS: the
+    largest probe tensor (a hook's is min(its gradient's elements, it)),
+    above every one-dimensional parameter of the models profiled."""
 
-    def __init__(self, hooks, elements=64):
-        self.elements = elements
+    def __init__(self, names, max_elements=4096):
+        self.names, self.max_elements = list(names), int(max_elements)
+        self._order = []  # the hooks' parameter indices, in the first iteration (which the probe learns)
+        self._iterations = 0
         self._handle = ctypes.c_void_p()
-        check(library().sf_flush_probe_create(int(hooks), int(elements), ctypes.byref(self._handle)))
-        # Bound once: the hook runs inside every backward step being timed.
-        self.hook = lambda: check(library().sf_flush_probe_hook(self._handle))
+        check(library().sf_flush_probe_create(len(self.names), self.max_elements, ctypes.byref(self._handle)))
+        hook = library().sf_flush_probe_hook
+
+        # Bound once: it runs inside every backward step being timed.
+        def probe_hook(index, gradient):
+            if self._iterations == 1:
+                self._order.append(index)
+            g = gradient.detach()
+            if not g.is_contiguous():
+                g = g.contiguous()
+            check(hook(self._handle, ctypes.c_void_p(g.data_ptr()), g.numel()))
+        self.hook = probe_hook
 
     def begin_iteration(self):
+        self._iterations += 1
         check(library().sf_flush_probe_begin_iteration(self._handle))
 
     def end_iteration(self):
         check(library().sf_flush_probe_end_iteration(self._handle))
 
     def summary(self):
-        """The medians, as a trace's "runtime_flush" object (common/trace.h)."""
-        us, samples = (ctypes.c_double * 3)(), (ctypes.c_int64 * 2)()
-        check(library().sf_flush_probe_summary(self._handle, us, samples))
-        return {"flush_us": us[0], "kernel_us": us[1], "bookkeeping_us": us[2], "elements": self.elements,
-                "flushes": samples[0], "kernels": samples[1],
-                "method": "runtime/flush_probe.h: at each gradient-ready hook of the profiled backward, a flush of "
-                          "a bucket sent dense as pairs (engine iterations) or pack_dense alone (kernel "
-                          "iterations), alternating; bookkeeping = median flush - median kernel"}
+        """The per-hook medians, as a trace's "runtime_flush" object (common/trace.h)."""
+        n = len(self.names)
+        hooks, bookkeeping = ctypes.c_int(), ctypes.c_double()
+        elements, samples = (ctypes.c_int64 * n)(), (ctypes.c_int64 * 2)()
+        flush, kernel = (ctypes.c_double * n)(), (ctypes.c_double * n)()
+        check(library().sf_flush_probe_summary(self._handle, n, ctypes.byref(hooks), elements, flush, kernel,
+                                               ctypes.byref(bookkeeping), samples))
+        tensors = [{"name": self.names[self._order[k]], "elements": elements[k], "flush_us": flush[k],
+                    "kernel_us": kernel[k]} for k in range(hooks.value)]
+        return {"bookkeeping_us": bookkeeping.value, "max_elements": self.max_elements, "flushes": samples[0],
+                "kernels": samples[1],
+                "method": "runtime/flush_probe.h: at each gradient-ready hook of the profiled backward, the "
+                          "gradient copied in as the runtime copies it, then a flush of that hook's tensor "
+                          "(min(its elements, max_elements)) in a bucket sent dense as pairs (engine "
+                          "iterations) or pack_dense alone (kernel iterations), alternating; per tensor the "
+                          "medians; bookkeeping = the median over the tensors of flush - kernel",
+                "tensors": tensors}
 
     def close(self):
         if self._handle:

@@ -9,15 +9,16 @@ from sparsefuse_profile import cli as profile_cli
 from sparsefuse_profile.errors import InputError
 
 
-def _flush_probe(comm, hooks, iterations, trace_name):
-    """A runtime flush probe (runtime/flush_probe.h) for a profile of
-    ITERATIONS iterations in all, or None where they are too few for its two
-    warm-ups and one measured iteration of each kind (rank 0 says so)."""
-    if iterations >= 4:
+def _flush_probe(comm, model, iterations, trace_name):
+    """A runtime flush probe (runtime/flush_probe.h) over MODEL's parameters
+    for a profile of ITERATIONS iterations in all, or None where they are too
+    few for the iteration learning its hooks, two warm-ups and one measured
+    iteration of each kind (rank 0 says so)."""
+    if iterations >= 5:
         from sparsefuse_torch.library import FlushProbe
-        return FlushProbe(hooks)
+        return FlushProbe([name for name, _ in model.named_parameters()])
     if comm.rank == 0:
-        print(f"{trace_name}: profiled for under 4 iterations in all, so no flush probe: it has no runtime_flush",
+        print(f"{trace_name}: profiled for under 5 iterations in all, so no flush probe: it has no runtime_flush",
               file=sys.stderr)
     return None
 
@@ -47,8 +48,7 @@ def _trace(torch, args, comm, workload, argv):
                                       batch=args.batch, note="profiled by sparsefuse train before training, "
                                       f"{comm.size} ranks profiling at once")
     command = "sparsefuse train " + " ".join(argv)
-    params = [p for p in workload.model.parameters() if p.requires_grad]
-    probe = _flush_probe(comm, len(params), profile_args.warmup + profile_args.iterations, "trace.json")
+    probe = _flush_probe(comm, workload.model, profile_args.warmup + profile_args.iterations, "trace.json")
     trace, _, _, _ = profile_cli.measure(torch, profile_args, command, workload, profile_cli.cpu_name(),
                                          clocks.CpuClock(), probe)
     _finish_probe(probe, comm, trace)
@@ -85,7 +85,7 @@ class _InterleavedProfile:
         self.optimizer, self.optimizer_name = profile_cli.optimizer_for(torch, self.workload.optimizer, params)
         self.clock = clocks.CpuClock()
         self.iterations = []
-        self.probe = _flush_probe(comm, len(params), args.warmup + args.iterations, "trace-interleaved.json")
+        self.probe = _flush_probe(comm, self.workload.model, args.warmup + args.iterations, "trace-interleaved.json")
 
     def step(self, torch, measured):
         from sparsefuse_profile import profiler
