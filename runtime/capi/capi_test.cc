@@ -309,6 +309,13 @@ TEST(CApiFlushProbe, SummarisesAndRefusesMisuse) {
   }
   std::sort(differences.begin(), differences.end());
   EXPECT_DOUBLE_EQ(bookkeeping, differences[1]);
+  double recomputed = -1;
+  ASSERT_EQ(sf_flush_probe_bookkeeping(3, flush, kernel, &recomputed), SF_OK);
+  EXPECT_DOUBLE_EQ(recomputed, bookkeeping);
+  const double flushes[] = {1.0, 0.5, 2.0, 4.0}, kernels[] = {0.5, 1.0, 1.0, 1.0};  // 0.5, 0 (floored), 1, 3
+  ASSERT_EQ(sf_flush_probe_bookkeeping(4, flushes, kernels, &recomputed), SF_OK);
+  EXPECT_DOUBLE_EQ(recomputed, 0.75);
+  EXPECT_EQ(sf_flush_probe_bookkeeping(4, nullptr, kernels, &recomputed), SF_BAD_INPUT);
   EXPECT_EQ(samples[0], 6);
   EXPECT_EQ(samples[1], 3);
   EXPECT_EQ(sf_flush_probe_summary(probe, 3, &hooks, nullptr, flush, kernel, &bookkeeping, samples), SF_BAD_INPUT);

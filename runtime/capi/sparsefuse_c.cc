@@ -355,6 +355,16 @@ int sf_flush_probe_summary(const sf_flush_probe* p, int capacity, int* hooks_out
   });
 }
 
+int sf_flush_probe_bookkeeping(int n, const double* flush_us, const double* kernel_us, double* bookkeeping_us) {
+  return guarded(nullptr, [&] {
+    require(n >= 0 && (n == 0 || (flush_us && kernel_us)) && bookkeeping_us,
+            "sf_flush_probe_bookkeeping: null argument or negative count");
+    rt::FlushProbeSummary s;
+    for (int k = 0; k < n; ++k) s.hooks.push_back({0, flush_us[k], kernel_us[k]});
+    *bookkeeping_us = s.bookkeeping_us();
+  });
+}
+
 int sf_flush_probe_destroy(sf_flush_probe* p) {
   delete p;
   return SF_OK;

@@ -113,7 +113,10 @@ int sf_session_destroy(sf_session* s);
  * hooks of flush - kernel, each floored at 0) and SAMPLES[2] (flush and
  * kernel samples in all). Wrong call order, more hooks than HOOKS, an
  * iteration unlike the first, a capacity under the hooks, or a summary
- * before a measured iteration of each kind, is SF_BAD_INPUT. */
+ * before a measured iteration of each kind, is SF_BAD_INPUT.
+ * sf_flush_probe_bookkeeping writes *BOOKKEEPING_US for per-hook medians
+ * combined elsewhere (e.g. averaged over ranks): the median over the N hooks
+ * of FLUSH_US[k] - KERNEL_US[k], each floored at 0, as the summary's. */
 typedef struct sf_flush_probe sf_flush_probe;
 int sf_flush_probe_create(int hooks, int64_t max_elements, sf_flush_probe** out);
 int sf_flush_probe_begin_iteration(sf_flush_probe* p);
@@ -121,6 +124,7 @@ int sf_flush_probe_hook(sf_flush_probe* p, const float* gradient, int64_t elemen
 int sf_flush_probe_end_iteration(sf_flush_probe* p);
 int sf_flush_probe_summary(const sf_flush_probe* p, int capacity, int* hooks_out, int64_t* elements,
                            double* flush_us, double* kernel_us, double* bookkeeping_us, int64_t samples[2]);
+int sf_flush_probe_bookkeeping(int n, const double* flush_us, const double* kernel_us, double* bookkeeping_us);
 int sf_flush_probe_destroy(sf_flush_probe* p);
 
 void sf_free(char* text);

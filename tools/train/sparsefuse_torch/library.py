@@ -65,6 +65,7 @@ def _declare(lib):
         "sf_flush_probe_end_iteration": (ctypes.c_int, [void_p]),
         "sf_flush_probe_summary": (ctypes.c_int, [void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int), c_int64_p,
                                                   c_double_p, c_double_p, c_double_p, c_int64_p]),
+        "sf_flush_probe_bookkeeping": (ctypes.c_int, [ctypes.c_int, c_double_p, c_double_p, c_double_p]),
         "sf_flush_probe_destroy": (ctypes.c_int, [void_p]),
         "sf_free": (None, [void_p]),
     }
@@ -182,23 +183,31 @@ class FlushProbe:
     def end_iteration(self):
         check(library().sf_flush_probe_end_iteration(self._handle))
 
-    def summary(self):
-        """The per-hook medians, as a trace's "runtime_flush" object (common/trace.h)."""
+    def summary(self, comm):
+        """The per-hook medians averaged over COMM's ranks (as result.json's
+        per-bucket figures are), as a trace's "runtime_flush" object
+        (common/trace.h). Collective: every rank calls it."""
         n = len(self.names)
         hooks, bookkeeping = ctypes.c_int(), ctypes.c_double()
         elements, samples = (ctypes.c_int64 * n)(), (ctypes.c_int64 * 2)()
         flush, kernel = (ctypes.c_double * n)(), (ctypes.c_double * n)()
         check(library().sf_flush_probe_summary(self._handle, n, ctypes.byref(hooks), elements, flush, kernel,
                                                ctypes.byref(bookkeeping), samples))
+        h = hooks.value
+        sums = comm.allreduce_sum(list(flush[:h]) + list(kernel[:h]) + [samples[0], samples[1]])
+        flush = (ctypes.c_double * h)(*[x / comm.size for x in sums[:h]])
+        kernel = (ctypes.c_double * h)(*[x / comm.size for x in sums[h:2 * h]])
+        check(library().sf_flush_probe_bookkeeping(h, flush, kernel, ctypes.byref(bookkeeping)))
         tensors = [{"name": self.names[self._order[k]], "elements": elements[k], "flush_us": flush[k],
-                    "kernel_us": kernel[k]} for k in range(hooks.value)]
-        return {"bookkeeping_us": bookkeeping.value, "max_elements": self.max_elements, "flushes": samples[0],
-                "kernels": samples[1],
+                    "kernel_us": kernel[k]} for k in range(h)]
+        return {"bookkeeping_us": bookkeeping.value, "max_elements": self.max_elements, "flushes": int(sums[-2]),
+                "kernels": int(sums[-1]),
                 "method": "runtime/flush_probe.h: at each gradient-ready hook of the profiled backward, the "
                           "gradient copied in as the runtime copies it, then a flush of that hook's tensor "
                           "(min(its elements, max_elements)) in a bucket sent dense as pairs (engine "
                           "iterations) or pack_dense alone (kernel iterations), alternating; per tensor the "
-                          "medians; bookkeeping = the median over the tensors of flush - kernel",
+                          f"medians, averaged over {comm.size} ranks; bookkeeping = the median over the tensors "
+                          "of flush - kernel",
                 "tensors": tensors}
 
     def close(self):

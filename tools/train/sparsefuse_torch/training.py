@@ -24,11 +24,13 @@ def _flush_probe(comm, model, iterations, trace_name):
 
 
 def _finish_probe(probe, comm, trace):
-    """Rank 0 adds PROBE's medians to TRACE as its "runtime_flush"; every rank closes it."""
+    """Rank 0 adds PROBE's medians, averaged over the ranks, to TRACE as its
+    "runtime_flush"; every rank takes part and closes it."""
     if not probe:
         return
+    summary = probe.summary(comm)
     if comm.rank == 0:
-        trace["runtime_flush"] = probe.summary()
+        trace["runtime_flush"] = summary
     probe.close()
 
 
