@@ -155,6 +155,27 @@ size_t working_set_copies(int64_t working_set, int64_t bytes_per_copy) {
 
 }  // namespace
 
+// The tensors must tile the gradient exactly, each with a shape.
+static void validate_gradient_tensors(const ProfileOptions& o) {
+  if (!o.gradients || o.device != "cpu") {
+    throw std::invalid_argument("profile: tensors are profiled on their own gradient, on the cpu, with gradients");
+  }
+  int64_t total = 0;
+  for (const GradientTensor& t : o.tensors) {
+    int64_t product = t.shape.empty() ? 0 : 1;
+    for (const int64_t d : t.shape) product = d > 0 ? product * d : 0;
+    if (product < 1 || product != t.elements) {
+      throw std::invalid_argument("profile: tensor " + t.name + ": expected a shape of positive dimensions whose "
+                                  "product is its " + std::to_string(t.elements) + " elements");
+    }
+    total += t.elements;
+  }
+  if (total != static_cast<int64_t>(o.gradients->size())) {
+    throw std::invalid_argument("profile: the tensors hold " + std::to_string(total) + " elements, the gradient " +
+                                std::to_string(o.gradients->size()));
+  }
+}
+
 void validate_profile_options(const ProfileOptions& o) {
   if (o.device != "cpu" && o.device != "cuda")
     throw std::invalid_argument("profile: device must be \"cpu\" or \"cuda\", got \"" + o.device + "\"");
@@ -175,6 +196,7 @@ void validate_profile_options(const ProfileOptions& o) {
     throw std::invalid_argument("profile: after-compute eviction outside [0, 4 GiB]");
   if (o.after_compute_evict_bytes > 0 && o.device != "cpu")
     throw std::invalid_argument("profile: after-compute calls are measured on the cpu only");
+  if (!o.tensors.empty()) validate_gradient_tensors(o);
 }
 
 size_t sample_window_start(uint64_t i, size_t size) {
@@ -304,6 +326,32 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
   if (o.working_set_bytes > 0) doc["compression_cold"] = cold;
   if (o.after_compute_evict_bytes > 0) doc["compression_after_compute"] = after_compute;
   doc["decompression"] = json{{"unpack", unpack}};
+}
+
+// ADTopk on each large tensor's own gradient and on Gaussian values of its
+// shape, the same calls timed the same way (a loop on one input), at every
+// density profiled: the simulator scales its curve by their ratio for that
+// tensor (docs/simulator-model.md, "ADTopk on a tensor's own gradient").
+json adtopk_on_own_gradients(const ProfileOptions& o) {
+  json entries = json::array();
+  int64_t offset = 0;
+  for (const GradientTensor& t : o.tensors) {
+    const float* own = o.gradients->data() + offset;
+    offset += t.elements;
+    if (t.elements < kOwnGradientMinElements || t.shape.size() < 2) continue;
+    const std::vector<float> gaussian = gaussian_gradient(t.elements, 7, 1e-3);
+    const int reps = reps_for(t.elements, o.repetitions);
+    for (const double d : o.densities) {
+      auto timed = [&](const float* g) {
+        if (o.before_point) o.before_point();
+        return time_cpu_us([&] { adtopk(g, t.shape, d); }, reps, true);
+      };
+      const double own_us = timed(own), gaussian_us = timed(gaussian.data());
+      entries.push_back({{"name", t.name}, {"elements", t.elements}, {"row", t.shape[1]}, {"density", d},
+                         {"own_us", own_us}, {"gaussian_us", gaussian_us}});
+    }
+  }
+  return entries;
 }
 
 ProfileRun profile_cpu(const ProfileOptions& o) {
@@ -456,6 +504,7 @@ ProfileRun profile_cpu(const ProfileOptions& o) {
     };
   };
   run_grid(o, sizes_of(o), prepare, doc);
+  if (!o.tensors.empty()) doc["adtopk_tensors"] = adtopk_on_own_gradients(o);
   return run;
 }
 

@@ -80,6 +80,14 @@
 
 namespace sparsefuse::kernels {
 
+// One parameter's gradient within a model gradient (read_gradient_sample),
+// which holds them back to back in this order.
+struct GradientTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t elements = 0;  // the product of shape
+};
+
 struct ProfileOptions {
   std::string device = "cpu";          // "cpu" or "cuda"
   std::vector<int64_t> sizes;          // empty: 1e3 .. 1e8 in decades (+ 5e8 on cuda)
@@ -101,7 +109,19 @@ struct ProfileOptions {
   // (read_gradient_sample) instead of Gaussian draws; null: Gaussian.
   std::shared_ptr<const std::vector<float>> gradients;
   std::string gradients_source;  // where they came from, for the provenance
+  // cpu, with gradients: the tensors they hold, back to back in this order
+  // (a trace's). Each of at least kOwnGradientMinElements elements and two
+  // dimensions has ADTopk timed on its own gradient and on Gaussian values
+  // of its shape (adtopk_tensors); empty: none.
+  std::vector<GradientTensor> tensors;
 };
+
+// adtopk_tensors: ADTopk's cost depends on the order within each row, which
+// Gaussian values do not have: at batch 1 a linear layer's gradient is an
+// outer product whose rows all order alike, and nth_element ran about four
+// times faster on it (tools/train/README.md). Below this size the call's
+// fixed costs dominate.
+inline constexpr int64_t kOwnGradientMinElements = 100'000;
 
 // A model's gradient as `sparsefuse profile-model --gradients-out` writes it:
 // raw little-endian float32, every parameter's gradient in ready order.

@@ -297,6 +297,52 @@ TEST(Profiler, GradientSampleFileIsRawFloat32AndChecked) {
   EXPECT_EQ(problem(base + ".nan"), base + ".nan: value 1 is not finite; expected a gradient");
 }
 
+// With the tensors of its gradient, a profile times ADTopk on each tensor of
+// >= 1e5 elements and two dimensions twice per density: on its own gradient
+// and on Gaussian values of its shape. A tensor too small or one-dimensional
+// is skipped but still takes its place in the gradient. The gradient here is
+// an outer product (every row ordered alike, as a linear layer's at batch 1).
+TEST(Profiler, AdtopkOnEachTensorsOwnGradient) {
+  const int64_t rows = 60, row = 2048;
+  std::vector<float> g(size_t(100 + rows * row + 100'000));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < row; ++i) g[size_t(100 + r * row + i)] = float((r + 1) * (i % 97 + 1)) * 1e-4f;
+  }
+  ProfileOptions o;
+  o.sizes = {1000};
+  o.densities = {0.01, 0.1};
+  o.repetitions = 1;
+  o.kernels = {"topk"};
+  o.gradients = std::make_shared<const std::vector<float>>(g);
+  o.tensors = {{"fc.bias", {100}, 100}, {"fc.weight", {rows, row}, rows * row}, {"flat", {100'000}, 100'000}};
+  const auto p = profile_kernels(o);
+  ASSERT_TRUE(p.contains("adtopk_tensors"));
+  const auto& entries = p.at("adtopk_tensors");
+  ASSERT_EQ(entries.size(), 2u);  // fc.weight at each density; fc.bias is small, flat one-dimensional
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(entries[i].at("name"), "fc.weight");
+    EXPECT_EQ(entries[i].at("elements"), rows * row);
+    EXPECT_EQ(entries[i].at("row"), row);
+    EXPECT_EQ(entries[i].at("density"), o.densities[i]);
+    EXPECT_GT(entries[i].at("own_us").get<double>(), 0);
+    EXPECT_GT(entries[i].at("gaussian_us").get<double>(), 0);
+  }
+  EXPECT_FALSE(profile_kernels(ProfileOptions{.sizes = {1000}, .densities = {0.01}, .repetitions = 1,
+                                              .kernels = {"topk"}})
+                   .contains("adtopk_tensors"));
+  // The tensors must tile the gradient, each with a shape of their elements, on the cpu.
+  ProfileOptions bad = o;
+  bad.tensors.pop_back();
+  EXPECT_NE(message(bad).find("the tensors hold 122980 elements, the gradient 222980"), std::string::npos)
+      << message(bad);
+  bad = o;
+  bad.tensors[1].shape = {rows, row + 1};
+  EXPECT_NE(message(bad).find("tensor fc.weight"), std::string::npos) << message(bad);
+  bad = o;
+  bad.gradients = nullptr;
+  EXPECT_NE(message(bad).find("with gradients"), std::string::npos) << message(bad);
+}
+
 TEST(Profiler, BytesMoved) {
   EXPECT_EQ(profile_bytes_moved("topk", 1000, 0.01, 1), 4000 + 80);
   EXPECT_EQ(profile_bytes_moved("ef_topk", 1000, 0.01, 1), 12000 + 80);

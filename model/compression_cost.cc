@@ -182,6 +182,26 @@ static void load_kernel_curves(const JsonNode& section, KernelCurves& curves) {
   }
 }
 
+// "adtopk_tensors": [{name, elements, row, density, own_us, gaussian_us}]
+// (kernels/profiler.h) into per-tensor ratios own / gaussian by density.
+static void load_own_gradient_ratios(const JsonNode& node,
+                                     std::map<std::string, std::vector<std::pair<double, double>>>& out) {
+  for (size_t i = 0; i < node.array_size(); ++i) {
+    const JsonNode e = node.element(i);
+    e.check_keys({"name", "elements", "row", "density", "own_us", "gaussian_us"});
+    e.child("elements").as_int(1, int64_t(1) << 40);
+    e.child("row").as_int(1, int64_t(1) << 40);
+    const double density = e.child("density").as_number(0, 1, true);
+    const double own = e.child("own_us").as_number(0, 1e12, true);
+    const double gaussian = e.child("gaussian_us").as_number(0, 1e12, true);
+    auto& ratios = out[e.child("name").as_string()];
+    if (!ratios.empty() && density <= ratios.back().first) {
+      e.child("density").fail("expected a tensor's densities in increasing order");
+    }
+    ratios.emplace_back(density, own / gaussian);
+  }
+}
+
 ProfileCurves load_profile_curves(const Json& document, const std::string& file) {
   ProfileCurves curves;
   JsonNode root(document, file, "");
@@ -213,7 +233,16 @@ ProfileCurves load_profile_curves(const Json& document, const std::string& file)
   if (auto bookkeeping = root.optional_child("request_bookkeeping")) {
     curves.request_bookkeeping_us = bookkeeping->child("time_us").as_number(0, 1e6);
   }
+  if (auto tensors = root.optional_child("adtopk_tensors")) load_own_gradient_ratios(*tensors, curves.adtopk_own_ratio);
   return curves;
+}
+
+double own_gradient_ratio(const std::vector<std::pair<double, double>>* ratios, double density) {
+  if (!ratios || ratios->empty() || !(density > 0)) return 1.0;
+  const auto distance = [density](const std::pair<double, double>& r) { return std::abs(std::log(r.first / density)); };
+  return std::min_element(ratios->begin(), ratios->end(),
+                          [&](const auto& a, const auto& b) { return distance(a) < distance(b); })
+      ->second;
 }
 
 // A built-in profile name (profiles/NAME.json, compiled in) or a file path.
@@ -260,6 +289,8 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
     }
     request_bookkeeping_us_ = measured.request_bookkeeping_us;
     gpu_source_ = file;
+    adtopk_own_ratio_ = std::move(measured.adtopk_own_ratio);
+    if (!adtopk_own_ratio_.empty()) adtopk_own_ratio_source_ = file;
   }
   if (!config.fused_profile.empty()) {
     if (seed_tables_) {
@@ -270,6 +301,10 @@ CompressionCost::CompressionCost(const CompressionConfig& config, const std::str
                                               fused_source_);
     fused_hot_ = std::move(fused.hot);
     fused_cold_ = std::move(fused.cold);
+    if (!fused.adtopk_own_ratio.empty()) {
+      adtopk_own_ratio_ = std::move(fused.adtopk_own_ratio);
+      adtopk_own_ratio_source_ = fused_source_;
+    }
   }
   if (config.flush_bookkeeping_us) {
     flush_bookkeeping_us_ = *config.flush_bookkeeping_us;
@@ -457,6 +492,11 @@ TimeNs CompressionCost::pack_entry_ns(int64_t elements, int64_t pairs) const {
 
 TimeNs CompressionCost::flush_bookkeeping_ns() const { return us_to_ns(flush_bookkeeping_us_); }
 
+const std::vector<std::pair<double, double>>* CompressionCost::adtopk_own_ratios(const std::string& tensor) const {
+  const auto found = adtopk_own_ratio_.find(tensor);
+  return found == adtopk_own_ratio_.end() ? nullptr : &found->second;
+}
+
 std::optional<TimeNs> CompressionCost::in_situ_flush_ns(int tensor) const {
   if (tensor < 0 || size_t(tensor) >= in_situ_flush_us_.size() || !in_situ_flush_us_[size_t(tensor)]) {
     return std::nullopt;
@@ -477,6 +517,10 @@ std::string CompressionCost::compression_costs() const {
   if (flush_bookkeeping_us_ > 0) {
     costs += fmt::format("; the runtime's bookkeeping, {:g} us per packed flush ({})", flush_bookkeeping_us_,
                          flush_bookkeeping_source_);
+  }
+  if (!adtopk_own_ratio_.empty()) {
+    costs += fmt::format("; ADTopk on {} tensors scaled by its time on their own gradient over Gaussian values ({})",
+                         adtopk_own_ratio_.size(), adtopk_own_ratio_source_);
   }
   const auto measured = std::count_if(in_situ_flush_us_.begin(), in_situ_flush_us_.end(),
                                       [](const std::optional<double>& us) { return us.has_value(); });

@@ -124,8 +124,16 @@ struct ProfileCurves {
   double flush_bookkeeping_us = 0;    // the profile's flush_bookkeeping.time_us, 0 without one
   double request_bookkeeping_us = 0;  // the profile's request_bookkeeping.time_us, 0 without one
   bool gpu = false;                   // device.kind is "cuda"
+  // adtopk_tensors (profile-kernels --tensors): per tensor name, ADTopk's
+  // time on its own gradient over its time on Gaussian values of its shape,
+  // by density, in increasing density.
+  std::map<std::string, std::vector<std::pair<double, double>>> adtopk_own_ratio;
 };
 ProfileCurves load_profile_curves(const Json& document, const std::string& file);
+
+// RATIOS (ProfileCurves::adtopk_own_ratio's, or null): the one measured at
+// the density nearest DENSITY in log scale; 1 without any.
+double own_gradient_ratio(const std::vector<std::pair<double, double>>* ratios, double density);
 
 // COLD_FRACTION in the calls below: the share of the request's elements whose
 // gradient is out of cache (a fused buffer's tensors but the last one ready,
@@ -194,6 +202,9 @@ class CompressionCost {
   // bookkeeping and packing) as the trace measured it in situ, where it did
   // and the constructor's conditions hold; nullopt otherwise.
   std::optional<TimeNs> in_situ_flush_ns(int tensor) const;
+  // The ADTopk ratios measured on the named tensor's own gradient (the fused
+  // profile's where it has any, else the profile's), or null.
+  const std::vector<std::pair<double, double>>* adtopk_own_ratios(const std::string& tensor) const;
   // The runtime's bookkeeping per inline compression request
   // (CompressionConfig::request_bookkeeping_us, else the profile's).
   TimeNs request_bookkeeping_ns() const;
@@ -215,6 +226,8 @@ class CompressionCost {
   double flush_bookkeeping_us_ = 0;
   std::string flush_bookkeeping_source_;  // what compression_costs() names
   std::vector<std::optional<double>> in_situ_flush_us_;  // per tensor; empty where not used
+  std::map<std::string, std::vector<std::pair<double, double>>> adtopk_own_ratio_;
+  std::string adtopk_own_ratio_source_;
   double request_bookkeeping_us_ = 0;
   std::string gpu_source_, cpu_source_;
   std::string scenario_file_;

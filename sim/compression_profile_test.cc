@@ -262,6 +262,34 @@ TEST(CompressionProfile, AFusedProfilePricesRequestsOfSeveralTensors) {
             std::string::npos);
 }
 
+// adtopk_tensors: per tensor, own / gaussian by density, the nearest density
+// in log chosen (1 without any); densities must increase, times be > 0.
+TEST(CompressionProfile, AdtopkOwnGradientRatiosAreReadAndChecked) {
+  auto entry = [](double density, double own) {
+    return Json{{"name", "fc.weight"}, {"elements", 204800}, {"row", 2048}, {"density", density},
+                {"own_us", own}, {"gaussian_us", 100.0}};
+  };
+  Json profile = {{"format", "sparsefuse-profile/1"},
+                  {"compression", {{"topk", Json::array({Json{{"elements", 1}, {"density", 0.01}, {"time_us", 1.0}}})}}},
+                  {"adtopk_tensors", Json::array({entry(0.001, 20), entry(0.01, 25), entry(0.1, 50)})}};
+  const model::ProfileCurves curves = model::load_profile_curves(profile, "p.json");
+  const auto& ratios = curves.adtopk_own_ratio.at("fc.weight");
+  EXPECT_DOUBLE_EQ(model::own_gradient_ratio(&ratios, 0.01), 0.25);
+  EXPECT_DOUBLE_EQ(model::own_gradient_ratio(&ratios, 0.02), 0.25);  // nearer 0.01 than 0.1 in log
+  EXPECT_DOUBLE_EQ(model::own_gradient_ratio(&ratios, 0.05), 0.5);
+  EXPECT_DOUBLE_EQ(model::own_gradient_ratio(&ratios, 0.0001), 0.2);
+  EXPECT_DOUBLE_EQ(model::own_gradient_ratio(nullptr, 0.01), 1.0);
+  Json unordered = profile;
+  unordered["adtopk_tensors"][2]["density"] = 0.005;
+  EXPECT_NE(input_error([&] { model::load_profile_curves(unordered, "p.json"); }, "densities out of order")
+                .find("adtopk_tensors/2/density"),
+            std::string::npos);
+  Json zero = profile;
+  zero["adtopk_tensors"][0]["own_us"] = 0;
+  EXPECT_NE(input_error([&] { model::load_profile_curves(zero, "p.json"); }, "a zero time").find("adtopk_tensors/0/own_us"),
+            std::string::npos);
+}
+
 // ADTopk by row length: rows of 64 cost 400 us and rows of 4096 100 us for
 // 64000 elements (flat in size); rows of 512 sit halfway in log between them:
 // sqrt(400 x 100) = 200 us. Outside the measured rows the nearest one holds;

@@ -367,6 +367,28 @@ TEST(SparseHandComputed, AdtopkPaysItsTensorsRowLength) {
   EXPECT_DOUBLE_EQ(compression_of_b(run_tiny(adtopk, 2, "tests/data/profile-unit.json")), 1000e-9);
 }
 
+// ADTopk on b measured on its own gradient (profile-unit-adtopk-own.json:
+// 1/4 of Gaussian values' time at density 0.01, 3/4 at 0.1) scales b's 2 us
+// by the ratio at the density nearest in log: 0.04 is nearer 0.1 (0.75:
+// 1.5 us), 0.015 nearer 0.01 (0.25: 0.5 us). The same ratios in a fused
+// profile apply as well; a profile without them leaves b at 2 us.
+TEST(SparseHandComputed, AdtopkScalesByItsTensorsOwnGradient) {
+  auto adtopk = [](double density) {
+    return Json{{"preset", "adtopk"}, {"density", density}, {"error_feedback", "none"}};
+  };
+  const char* own = "tests/data/profile-unit-adtopk-own.json";
+  const model::RunResult r = run_tiny(adtopk(0.04), 2, own);
+  EXPECT_DOUBLE_EQ(r.buckets[1].compression_s, 1500e-9);
+  EXPECT_NE(r.compression_costs.find("ADTopk on 1 tensors scaled by its time on their own gradient"),
+            std::string::npos)
+      << r.compression_costs;
+  EXPECT_DOUBLE_EQ(run_tiny(adtopk(0.015), 2, own).buckets[1].compression_s, 500e-9);
+  Json doc = tiny_scenario(adtopk(0.04), 2, "tests/data/profile-unit-adtopk-rows.json");
+  EXPECT_DOUBLE_EQ(simulate(model::parse_scenario(doc, "")).buckets[1].compression_s, 2000e-9);
+  doc["compression"]["fused_profile"] = own;
+  EXPECT_DOUBLE_EQ(simulate(model::parse_scenario(doc, "")).buckets[1].compression_s, 1500e-9);
+}
+
 // Allgather volumes by alignment, p = 2, contributions of 80 and 240 bytes.
 TEST(SparseHandComputed, AlignmentCosts) {
   model::NetworkConfig config;

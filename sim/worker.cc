@@ -20,6 +20,7 @@ WorkerExecutor::WorkerExecutor(const model::CompressionCost& cost, const policy:
                                FlushRecord& record)
     : cost_(cost), tensor_elements_(model.elements), tensor_rows_(model.row_length), seed_(seed), record_(&record) {
   same_module_as_previous_.assign(model.elements.size(), false);
+  for (const std::string& name : model.names) own_ratios_.push_back(cost_.adtopk_own_ratios(name));
   for (size_t t = 1; t < model.names.size(); ++t) {
     const std::string_view module = module_of(model.names[t]);
     same_module_as_previous_[t] = module != model.names[t] && module == module_of(model.names[t - 1]);
@@ -112,7 +113,9 @@ double WorkerExecutor::cold_fraction(int first, int end, int64_t elements) const
 }
 
 // The runtime's ADTopk selects tensor by tensor (runtime/compressor.cc):
-// each at its own row length, all but the last ready out of cache. Other
+// each at its own row length, all but the last ready out of cache, scaled
+// by its time on its own gradient over Gaussian values where the profile
+// measured that (CompressionCost::adtopk_own_ratios). Other
 // selections run over the whole request, fused where it holds several
 // tensors (CompressionConfig::fused_profile).
 TimeNs WorkerExecutor::selection_ns(const policy::CompressionRequest& r, double cold) const {
@@ -121,8 +124,9 @@ TimeNs WorkerExecutor::selection_ns(const policy::CompressionRequest& r, double 
   }
   TimeNs sum = 0;
   for (int t = r.first_tensor; t < r.end_tensor; ++t) {
-    sum += cost_.adtopk_tensor_ns(tensor_elements_[size_t(t)], tensor_rows_[size_t(t)], r.density,
-                                  t + 1 < r.end_tensor ? 1.0 : 0.0);
+    const TimeNs gaussian = cost_.adtopk_tensor_ns(tensor_elements_[size_t(t)], tensor_rows_[size_t(t)], r.density,
+                                                   t + 1 < r.end_tensor ? 1.0 : 0.0);
+    sum += TimeNs(std::llround(double(gaussian) * model::own_gradient_ratio(own_ratios_[size_t(t)], r.density)));
   }
   return sum;
 }

@@ -99,6 +99,8 @@ class WorkerExecutor : public policy::WorkerContext {
   const model::CompressionCost& cost_;
   const std::vector<int64_t>& tensor_elements_;
   const std::vector<int64_t>& tensor_rows_;
+  // Per tensor: ADTopk's ratios on its own gradient (null: none measured).
+  std::vector<const std::vector<std::pair<double, double>>*> own_ratios_;
   // Per tensor: made ready by the same module's backward step as the tensor
   // before it (a layer's bias after its weight).
   std::vector<bool> same_module_as_previous_;

@@ -125,6 +125,16 @@ PY
   >/dev/null || fail "profile-kernels --gradients"
 [[ $(field "$tmp/gk.json" 'r["provenance"]["inputs"]') == "windows of a model's gradient: $tmp/g.f32 ("*" float32 values)" ]] ||
   fail "the profile does not name its gradient inputs: $(field "$tmp/gk.json" 'r["provenance"]')"
+# --tensors: the trace of that gradient; the tiny model has no tensor of 1e5 elements, so the
+# section is there and empty. A trace whose tensors do not tile the gradient is bad input.
+"$sf" profile-kernels --sizes 10000 --kernels topk --repetitions 1 --gradients "$tmp/g.f32" --tensors "$tmp/g.json" \
+  --out "$tmp/gt.json" >/dev/null || fail "profile-kernels --tensors"
+[[ $(field "$tmp/gt.json" 'r["adtopk_tensors"]') == "[]" ]] || fail "adtopk_tensors: $(field "$tmp/gt.json" 'r.get("adtopk_tensors")')"
+err=$("$sf" profile-kernels --sizes 1000 --tensors "$tmp/g.json" 2>&1 >/dev/null)
+[[ $? -eq 2 && $err == *"--tensors"*"needs --gradients"* ]] || fail "--tensors without --gradients: $err"
+head -c 400 "$tmp/g.f32" >"$tmp/short.f32"
+err=$("$sf" profile-kernels --sizes 1000 --gradients "$tmp/short.f32" --tensors "$tmp/g.json" 2>&1 >/dev/null)
+[[ $? -eq 2 && $err == *"--tensors"*"the gradient 100"* ]] || fail "tensors that do not tile the gradient: $err"
 printf 'abcdefg' >"$tmp/seven.f32"
 err=$("$sf" profile-kernels --sizes 1000 --gradients "$tmp/seven.f32" 2>&1 >/dev/null)
 [[ $? -eq 2 && $err == *"--gradients: $tmp/seven.f32: 7 bytes; expected a positive whole number of float32"* ]] ||

@@ -17,6 +17,7 @@
 #include "common/atomic_file.h"
 #include "common/input_error.h"
 #include "common/median.h"
+#include "common/trace.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/profiler.h"
 #include "runtime/flush_cost.h"
@@ -227,17 +228,23 @@ void use_gradients(const std::string& path, kernels::ProfileOptions& o) {
   o.gradients_source = path;
 }
 
-}  // namespace
+// --tensors TRACE: the tensors --gradients holds, back to back in the trace's
+// order (profile-model's ready order), each of them with a gradient.
+void use_tensors(const std::string& path, kernels::ProfileOptions& o) {
+  if (!o.gradients) throw InputError("--tensors", path, "needs --gradients, the gradient those tensors make up");
+  for (const TraceTensor& t : load_trace_file(path).tensors) {
+    if (t.has_grad) o.tensors.push_back({t.name, t.shape, t.elements});
+  }
+  try {
+    kernels::validate_profile_options(o);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("--tensors", path, std::string(e.what()) + " (--gradients " + o.gradients_source + ")");
+  }
+}
 
-int run_profile_kernels(const Args& args) {
-  po::options_description options("sparsefuse profile-kernels options");
+// The options that shape what a CPU measurement meets (caches, inputs, load).
+void add_cpu_options(po::options_description& options) {
   options.add_options()
-      ("device", po::value<std::string>()->default_value("cpu"), "cpu or cuda")
-      ("out", po::value<std::string>(), "write the profile (sparsefuse-profile/1) to FILE")
-      ("max-elements", po::value<int64_t>()->default_value(0), "leave out sizes above N (0: up to 1e8, 5e8 on cuda)")
-      ("repetitions", po::value<int>()->default_value(5), "timed repetitions at n <= 1e6 (fewer for larger n)")
-      ("sizes", po::value<std::vector<int64_t>>()->multitoken(), "measure these sizes (elements) instead of the decades")
-      ("kernels", po::value<std::vector<std::string>>()->multitoken(), "measure only these kernels (names as printed)")
       ("working-set", po::value<int64_t>()->default_value(0),
        "cpu: bytes of residual copies the error-feedback kernel's calls cycle through (0: one copy, in cache; "
        "in training the residual is as large as the model's gradient and out of cache: e.g. 134217728); "
@@ -250,14 +257,32 @@ int run_profile_kernels(const Args& args) {
        "cpu: take every call's input from windows of this model gradient (raw float32, as `sparsefuse "
        "profile-model --gradients-out` writes it) instead of Gaussian draws: top-k's radix select runs faster "
        "on real gradients than on Gaussian values of the same size (tools/train/README.md)")
+      ("tensors", po::value<std::string>(),
+       "cpu, with --gradients: the trace of the model whose gradient that is (profile-model's); every tensor of "
+       ">= 1e5 elements and two dimensions also has ADTopk timed on its own gradient and on Gaussian values of "
+       "its shape (adtopk_tensors), whose ratio the simulator applies to that tensor")
       ("processes", po::value<int>()->default_value(1),
        "cpu: measure in P processes at once, every point timed by all of them together (a barrier before each), "
        "as P ranks compress side by side; needs --out: this process's profile goes there, the others' to "
        "OUT.rankR.json");
+}
+
+}  // namespace
+
+int run_profile_kernels(const Args& args) {
+  po::options_description options("sparsefuse profile-kernels options");
+  options.add_options()
+      ("device", po::value<std::string>()->default_value("cpu"), "cpu or cuda")
+      ("out", po::value<std::string>(), "write the profile (sparsefuse-profile/1) to FILE")
+      ("max-elements", po::value<int64_t>()->default_value(0), "leave out sizes above N (0: up to 1e8, 5e8 on cuda)")
+      ("repetitions", po::value<int>()->default_value(5), "timed repetitions at n <= 1e6 (fewer for larger n)")
+      ("sizes", po::value<std::vector<int64_t>>()->multitoken(), "measure these sizes (elements) instead of the decades")
+      ("kernels", po::value<std::vector<std::string>>()->multitoken(), "measure only these kernels (names as printed)");
+  add_cpu_options(options);
   po::positional_options_description none;
   po::variables_map vm;
   if (!parse_command_line(args, "usage: sparsefuse profile-kernels --device cpu|cuda [--out profiles/NAME.json] [--sizes N...] [--kernels K...]\n"
-                                "       [--working-set B] [--after-compute B] [--gradients FILE] [--processes P]\n\n"
+                                "       [--working-set B] [--after-compute B] [--gradients FILE [--tensors TRACE]] [--processes P]\n\n"
                                 "Measures every compression kernel over sizes and densities, prints a table (time,\n"
                                 "GB/s, ratio to the memory floor) and writes cost curves the simulator reads\n"
                                 "(scenario key compression.profile or compression.cpu_profile).",
@@ -277,6 +302,7 @@ int run_profile_kernels(const Args& args) {
   o.working_set_bytes = vm["working-set"].as<int64_t>();
   o.after_compute_evict_bytes = vm["after-compute"].as<int64_t>();
   if (vm.count("gradients")) use_gradients(vm["gradients"].as<std::string>(), o);
+  if (vm.count("tensors")) use_tensors(vm["tensors"].as<std::string>(), o);
   try {
     kernels::validate_profile_options(o);
   } catch (const std::invalid_argument& e) {
