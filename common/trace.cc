@@ -83,6 +83,14 @@ static void check_measured(const JsonNode& root, const Trace& trace) {
   p.child("date").as_string();
 }
 
+double runtime_flush_bookkeeping_us(const std::vector<std::pair<double, double>>& flush_and_kernel_us) {
+  if (flush_and_kernel_us.empty()) return 0;
+  std::vector<double> each;
+  each.reserve(flush_and_kernel_us.size());
+  for (const auto& [flush, kernel] : flush_and_kernel_us) each.push_back(std::max(0.0, flush - kernel));
+  return median(std::move(each));
+}
+
 // "runtime_flush": the flush probe's medians at each hook
 // (runtime/flush_probe.h), after the tensors are read. The simulator uses the
 // bookkeeping and, where a tensor was probed at its own size, its flush; the
@@ -99,7 +107,7 @@ static void parse_runtime_flush(const JsonNode& node, Trace& trace) {
   const size_t count = hooks.array_size();
   if (count == 0) hooks.fail("expected at least one probed tensor");
   std::vector<bool> probed(trace.tensors.size(), false);
-  std::vector<double> differences;
+  std::vector<std::pair<double, double>> flush_and_kernel;
   for (size_t k = 0; k < count; ++k) {
     const JsonNode hook = hooks.element(k);
     hook.check_keys({"name", "elements", "flush_us", "kernel_us"});
@@ -116,11 +124,11 @@ static void parse_runtime_flush(const JsonNode& node, Trace& trace) {
                                 max_elements, expected));
     }
     const double flush = hook.child("flush_us").as_number(0, 1e6);
-    differences.push_back(std::max(0.0, flush - hook.child("kernel_us").as_number(0, 1e6)));
+    flush_and_kernel.emplace_back(flush, hook.child("kernel_us").as_number(0, 1e6));
     if (tensor.elements <= max_elements) tensor.in_situ_flush_us = flush;
   }
   const JsonNode bookkeeping = node.child("bookkeeping_us");
-  const double us = bookkeeping.as_number(0, 1e6), expected = median(differences);
+  const double us = bookkeeping.as_number(0, 1e6), expected = runtime_flush_bookkeeping_us(flush_and_kernel);
   if (std::abs(us - expected) > 1e-6 * std::max(1.0, expected)) {
     bookkeeping.fail(fmt::format("expected the median over the tensors of flush_us - kernel_us, each floored at 0 "
                                  "({:g}), got {:g}",

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/json_reader.h"
@@ -53,6 +54,12 @@ struct Trace {
   std::string provenance_kind() const;  // "analytic" or "measured"
   int64_t parameters() const;
 };
+
+// "runtime_flush"'s bookkeeping_us, given each probed tensor's (flush_us,
+// kernel_us): the median over the tensors of flush_us - kernel_us, each
+// floored at 0 (noise can make one negative); 0 for none. The flush probe
+// (runtime/flush_probe.h) computes it and the reader checks it.
+double runtime_flush_bookkeeping_us(const std::vector<std::pair<double, double>>& flush_and_kernel_us);
 
 // Parses and validates a trace; FILE names the origin in error messages.
 Trace parse_trace(const Json& document, const std::string& file);

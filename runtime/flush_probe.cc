@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/median.h"
+#include "common/trace.h"
 #include "kernels/pack.h"
 #include "runtime/engine.h"
 
@@ -20,11 +21,10 @@ constexpr int kFirstMeasured = 3;  // 0 learns the hooks, 1 and 2 warm up
 }  // namespace
 
 double FlushProbeSummary::bookkeeping_us() const {
-  if (hooks.empty()) return 0;
-  std::vector<double> each;
-  each.reserve(hooks.size());
-  for (const HookFlush& h : hooks) each.push_back(std::max(0.0, h.flush_us - h.kernel_us));
-  return median(std::move(each));
+  std::vector<std::pair<double, double>> flush_and_kernel;
+  flush_and_kernel.reserve(hooks.size());
+  for (const HookFlush& h : hooks) flush_and_kernel.emplace_back(h.flush_us, h.kernel_us);
+  return runtime_flush_bookkeeping_us(flush_and_kernel);
 }
 
 FlushProbe::FlushProbe(int hooks, int64_t max_elements) : max_hooks_(hooks), max_elements_(max_elements) {

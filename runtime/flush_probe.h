@@ -40,8 +40,9 @@ struct HookFlush {
 struct FlushProbeSummary {
   std::vector<HookFlush> hooks;      // in hook order
   int64_t flushes = 0, kernels = 0;  // samples in all
-  // The median over the hooks of flush_us - kernel_us, each floored at 0
-  // (noise can make one negative): the engine's own work per flush.
+  // The engine's own work per flush: the median over the hooks of flush_us
+  // - kernel_us, each floored at 0 (common/trace.h,
+  // runtime_flush_bookkeeping_us: the rule the trace's reader checks).
   double bookkeeping_us() const;
 };
 
