@@ -25,6 +25,10 @@ int64_t Trace::parameters() const {
   return total;
 }
 
+TimeNs Trace::optimizer_phase_ns(double compute_scale) const {
+  return scaled_ns(optimizer_ns, compute_scale) + (runtime_write_back_us ? round_ns(*runtime_write_back_us * 1e3) : 0);
+}
+
 static constexpr int64_t kMaxNs = int64_t(1) << 52;  // ~52 days: anything larger is a unit mistake
 
 static TraceTensor parse_tensor(const JsonNode& node, TimeNs backward_ns, TimeNs previous_ready) {
@@ -96,7 +100,8 @@ double runtime_flush_bookkeeping_us(const std::vector<std::pair<double, double>>
 // bookkeeping and, where a tensor was probed at its own size, its flush; the
 // rest says what they came from.
 static void parse_runtime_flush(const JsonNode& node, Trace& trace) {
-  node.check_keys({"bookkeeping_us", "max_elements", "flushes", "kernels", "method", "tensors"});
+  node.check_keys({"bookkeeping_us", "max_elements", "flushes", "kernels", "method", "tensors", "write_back_us",
+                   "write_backs"});
   const int64_t max_elements = node.child("max_elements").as_int(1, int64_t(1) << 40);
   node.child("flushes").as_int(1, int64_t(1) << 40);
   node.child("kernels").as_int(1, int64_t(1) << 40);
@@ -135,6 +140,14 @@ static void parse_runtime_flush(const JsonNode& node, Trace& trace) {
                                  expected, us));
   }
   trace.flush_bookkeeping_us = us;
+  const auto write_back = node.optional_child("write_back_us"), write_backs = node.optional_child("write_backs");
+  if (write_back.has_value() != write_backs.has_value()) {
+    (write_back ? *write_back : *write_backs).fail("expected write_back_us and write_backs together");
+  }
+  if (write_back) {
+    write_backs->as_int(1, int64_t(1) << 40);
+    trace.runtime_write_back_us = write_back->as_number(0, 1e9);
+  }
 }
 
 Trace parse_trace(const Json& document, const std::string& file) {

@@ -49,10 +49,19 @@ struct Trace {
   // backward steps on the machine profiled (the median over the hooks), in
   // us; unset where not measured.
   std::optional<double> flush_bookkeeping_us;
+  // Measured the same way ("runtime_flush"'s write_back_us): after backward
+  // the runtime writes every tensor's average into the framework's gradient
+  // before the optimizer steps (RankEngine::average_into), in us per
+  // iteration; unset where not measured.
+  std::optional<double> runtime_write_back_us;
   std::vector<TraceTensor> tensors;
 
   std::string provenance_kind() const;  // "analytic" or "measured"
   int64_t parameters() const;
+  // The optimizer phase as an executor runs it: the framework's step, scaled
+  // by COMPUTE_SCALE as every compute time is, plus the runtime's write-back
+  // where measured (memory traffic over the parameters: not scaled).
+  TimeNs optimizer_phase_ns(double compute_scale) const;
 };
 
 // "runtime_flush"'s bookkeeping_us, given each probed tensor's (flush_us,

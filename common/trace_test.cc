@@ -97,6 +97,14 @@ TEST(Trace, RuntimeFlushIsReadAndChecked) {
   doc["runtime_flush"]["tensors"][1]["kernel_us"] = 2.0;  // floored at 0: the median of 0.6 and 0
   doc["runtime_flush"]["bookkeeping_us"] = 0.3;
   EXPECT_DOUBLE_EQ(parse_trace(doc, "m.json").flush_bookkeeping_us.value(), 0.3);
+  // The write-back of the averages: added, unscaled, to the scaled optimizer step.
+  EXPECT_FALSE(with.runtime_write_back_us);
+  EXPECT_EQ(with.optimizer_phase_ns(2.0), 2 * with.optimizer_ns);
+  doc["runtime_flush"]["write_back_us"] = 9000.25;
+  doc["runtime_flush"]["write_backs"] = 6;
+  const Trace written = parse_trace(doc, "m.json");
+  EXPECT_DOUBLE_EQ(written.runtime_write_back_us.value(), 9000.25);
+  EXPECT_EQ(written.optimizer_phase_ns(2.0), 2 * written.optimizer_ns + 9000250);
   const auto changed_probe = [&probe](const char* key, Json value) {
     Json changed = probe;
     changed[key] = std::move(value);
@@ -113,6 +121,8 @@ TEST(Trace, RuntimeFlushIsReadAndChecked) {
       {changed_probe("extra", 1), "extra"},
       {changed_probe("tensors", Json::array()), "tensors"},
       {twice, "tensors/1/name"},
+      {changed_probe("write_back_us", 10.0), "write_back_us"},  // without write_backs
+      {changed_probe("write_backs", 3), "write_backs"},         // without write_back_us
   };
   for (const auto& [broken_probe, field] : bad) {
     Json broken = measured_trace();
@@ -123,6 +133,19 @@ TEST(Trace, RuntimeFlushIsReadAndChecked) {
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find(std::string("runtime_flush/") + field), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find("m.json"), std::string::npos) << e.what();
+    }
+  }
+  for (const auto& [key, value] : {std::pair<const char*, Json>{"write_back_us", -1.0}, {"write_backs", 0}}) {
+    Json broken = measured_trace();
+    broken["runtime_flush"] = probe;
+    broken["runtime_flush"]["write_back_us"] = 10.0;
+    broken["runtime_flush"]["write_backs"] = 3;
+    broken["runtime_flush"][key] = value;
+    try {
+      parse_trace(broken, "m.json");
+      ADD_FAILURE() << key << " = " << value.dump() << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("runtime_flush/") + key), std::string::npos) << e.what();
     }
   }
   for (const auto& [key, value] : {std::pair<const char*, Json>{"name", "nope"}, {"elements", 6}, {"flush_us", -1},

@@ -39,7 +39,7 @@ ForwardTimes forward_times(const Trace& trace, const policy::GradientModel& mode
   }
   out.lead_ns = scaled_ns(lead, compute_scale);
   for (int g = 0; g < L; ++g) out.tensor_ns[g] = scaled_ns(nominal[g], compute_scale);
-  const TimeNs optimizer = scaled_ns(trace.optimizer_ns, compute_scale);
+  const TimeNs optimizer = trace.optimizer_phase_ns(compute_scale);
   __int128 cumulative = 0;
   TimeNs assigned = 0;
   for (int g = 0; g < L; ++g) {

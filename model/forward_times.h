@@ -9,7 +9,9 @@
 // does, to the start of the forward); forward time the tensors do not
 // account for runs at the start of the forward, before any stage. A trace
 // without per-tensor forward times has its forward split over the gradient
-// tensors by elements. The optimizer time is split over the gradient tensors
+// tensors by elements. The optimizer time (Trace::optimizer_phase_ns: with
+// the runtime's write-back of the averages where the trace measured it, which
+// the runtime does per stage too) is split over the gradient tensors
 // by elements, and a stage applies its tensors' share just before its
 // forward (DeAR's inline per-module update; ByteScheduler's per-parameter
 // update before the lock is released).

@@ -26,7 +26,7 @@ InSituFlush in_situ_flush(const Trace& trace) {
 ScenarioPlan::ScenarioPlan(const Scenario& s)
     : model(policy::GradientModel::from_trace(s.trace, s.compute_scale())),
       forward_ns(batch_scaled(s.trace.forward_ns, s.compute_scale())),
-      optimizer_ns(batch_scaled(s.trace.optimizer_ns, s.compute_scale())),
+      optimizer_ns(s.trace.optimizer_phase_ns(s.compute_scale())),
       network(make_network_model(s.network, s.topology, s.workers, s.base_dir())),
       compression(s.compression, s.base_dir(), s.file, in_situ_flush(s.trace)),
       estimates(*network, compression),

@@ -24,7 +24,7 @@ struct ScenarioPlan {
   ScenarioPlan& operator=(const ScenarioPlan&) = delete;
 
   const policy::GradientModel model;  // backward timing scaled to the scenario's batch, as these:
-  const TimeNs forward_ns, optimizer_ns;
+  const TimeNs forward_ns, optimizer_ns;  // optimizer: Trace::optimizer_phase_ns (the runtime's write-back included)
   const std::unique_ptr<NetworkModel> network;
   const CompressionCost compression;
   const CostModelEstimator estimates;

@@ -104,8 +104,15 @@ void FlushProbe::hook(const float* gradient, int64_t elements) {
   }
 }
 
-void FlushProbe::end_iteration() {
+void FlushProbe::end_iteration(float* const* outputs, int count) {
   if (!open_) throw std::invalid_argument("flush probe: end_iteration without begin_iteration");
+  if (count != 0 && count != int(hooks_.size())) {
+    throw std::invalid_argument(fmt::format("flush probe: end_iteration given {} gradients; expected 0 or the {} hooks'",
+                                            count, hooks_.size()));
+  }
+  if (count > 0 && std::find(outputs, outputs + count, nullptr) != outputs + count) {
+    throw std::invalid_argument("flush probe: end_iteration given a null gradient");
+  }
   open_ = false;
   if (iteration_ == 0) {
     finish_learning();
@@ -115,13 +122,34 @@ void FlushProbe::end_iteration() {
     throw std::invalid_argument(fmt::format("flush probe: iteration {} called {} hooks; the first called {}",
                                             iteration_, next_, hooks_.size()));
   }
-  if (!engine_iteration()) return;
-  RankEngine& engine = pairs_->engine();
-  engine.wait_for_buckets();
-  engine.end_iteration();
-  if (iteration_ < kFirstMeasured) return;
-  const auto& exchanges = engine.exchanges();  // one per hook, in order
-  for (size_t k = 0; k < hooks_.size(); ++k) flush_us_[k].push_back(double(exchanges[k]->compression_ns) / 1e3);
+  if (engine_iteration()) {
+    RankEngine& engine = pairs_->engine();
+    engine.wait_for_buckets();
+    engine.end_iteration();
+    if (iteration_ >= kFirstMeasured) {
+      const auto& exchanges = engine.exchanges();  // one per hook, in order
+      for (size_t k = 0; k < hooks_.size(); ++k) flush_us_[k].push_back(double(exchanges[k]->compression_ns) / 1e3);
+    }
+  }
+  if (count > 0) write_back(outputs);
+}
+
+// As RankEngine::average_into after a real exchange: a read of every
+// tensor's sums and a scaled write of every gradient (here by 1, one rank).
+void FlushProbe::write_back(float* const* outputs) {
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t k = 0; k < hooks_.size(); ++k) {
+    const Hook& h = hooks_[k];
+    if (h.elements > h.probe) {
+      kernels::average(large_.data() + h.large_at, h.elements, 1, outputs[k]);
+    } else if (engine_iteration()) {
+      pairs_->engine().average_into(int(k), outputs[k]);
+    } else {
+      kernels::average(probe_.data() + h.probe_at, h.probe, 1, outputs[k]);
+    }
+  }
+  const auto end = std::chrono::steady_clock::now();
+  if (iteration_ >= kFirstMeasured) write_back_us_.push_back(std::chrono::duration<double, std::micro>(end - start).count());
 }
 
 FlushProbeSummary FlushProbe::summary() const {
@@ -136,6 +164,10 @@ FlushProbeSummary FlushProbe::summary() const {
     s.hooks.push_back({hooks_[k].probe, median(flush_us_[k]), median(kernel_us_[k])});
     s.flushes += int64_t(flush_us_[k].size());
     s.kernels += int64_t(kernel_us_[k].size());
+  }
+  if (!write_back_us_.empty()) {
+    s.write_back_us = median(write_back_us_);
+    s.write_backs = int64_t(write_back_us_.size());
   }
   return s;
 }

@@ -22,6 +22,13 @@
 // of its own, touched once an iteration as the engine's exchanges are.
 // Iterations 1 (engine) and 2 (kernel) are warm-ups (exchanges and payloads
 // are made, not reused).
+//
+// After backward the runtime writes every tensor's average into the
+// framework's gradient (sf_session_wait, RankEngine::average_into) before
+// the optimizer steps; end_iteration() given the hooks' gradients does the
+// same from the probe's copies (an engine iteration's small tensors from
+// the engine's own averages) and times that write-back. With one rank the
+// average is the gradient itself, so the values written are the ones read.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -40,6 +47,11 @@ struct HookFlush {
 struct FlushProbeSummary {
   std::vector<HookFlush> hooks;      // in hook order
   int64_t flushes = 0, kernels = 0;  // samples in all
+  // The write-back of every hook's average (end_iteration's OUTPUTS): the
+  // median over the measured iterations that wrote back, in us, and their
+  // number (0: none did, and write_back_us is 0).
+  double write_back_us = 0;
+  int64_t write_backs = 0;
   // The engine's own work per flush: the median over the hooks of flush_us
   // - kernel_us, each floored at 0 (common/trace.h,
   // runtime_flush_bookkeeping_us: the rule the trace's reader checks).
@@ -60,9 +72,13 @@ class FlushProbe {
   // a null gradient or elements < 1, and after the first iteration for a
   // hook whose elements differ from the first iteration's.
   void hook(const float* gradient, int64_t elements);
-  // Throws std::invalid_argument outside an iteration, or after the first
-  // iteration for fewer hooks than the first iteration's.
-  void end_iteration();
+  // OUTPUTS: none (COUNT 0), or the gradients the hooks were given, in hook
+  // order, which after iteration 0 (that only learns) are written back as
+  // described above, and timed. Throws std::invalid_argument outside an
+  // iteration, after the first iteration for fewer hooks than the first
+  // iteration's, or (leaving the iteration open) for a COUNT other than 0 or
+  // the hooks', or a null output.
+  void end_iteration(float* const* outputs = nullptr, int count = 0);
 
   // Throws std::invalid_argument before one measured iteration of each kind.
   FlushProbeSummary summary() const;
@@ -80,6 +96,7 @@ class FlushProbe {
   // Copies GRADIENT as the C API does: its first probe elements to TO, the
   // whole of one over max_elements to large_ as well.
   void copy_in(const Hook& h, const float* gradient, float* to);
+  void write_back(float* const* outputs);
 
   const int max_hooks_;
   const int64_t max_elements_;
@@ -91,6 +108,7 @@ class FlushProbe {
   std::vector<float> large_, probe_, values_;
   std::vector<int32_t> indices_;
   std::vector<std::vector<double>> flush_us_, kernel_us_;  // per hook
+  std::vector<double> write_back_us_;                      // per measured iteration
   int iteration_ = -1;
   int next_ = 0;
   bool open_ = false;

@@ -85,6 +85,43 @@ TEST(FlushProbe, ProbesEachHookAtItsOwnSizeUpToTheMaximum) {
   }
   EXPECT_EQ(s.flushes, 8);  // 4 hooks x iterations 3 and 5
   EXPECT_EQ(s.kernels, 4);  // 4 hooks x iteration 4
+  EXPECT_EQ(s.write_backs, 0);  // no iteration was given its gradients
+  EXPECT_EQ(s.write_back_us, 0);
+}
+
+// Given the hooks' gradients, every iteration after the first writes each
+// hook's average back (one rank: its own values, in engine and kernel
+// iterations, at and over the maximum) and the measured ones are timed. A
+// wrong count is refused and leaves the iteration open.
+TEST(FlushProbe, WritesEveryHooksAverageBackAndTimesIt) {
+  FlushProbe probe(3, 100);
+  Gradients g({30, 5000, 100});
+  std::vector<std::vector<float>> out;
+  for (int64_t n : g.sizes) out.emplace_back(size_t(n));
+  float* outputs[] = {out[0].data(), out[1].data(), out[2].data()};
+  for (int it = 0; it < 6; ++it) {
+    probe.begin_iteration();
+    for (size_t k = 0; k < 3; ++k) {
+      std::vector<float>& data = g.data[k];  // new values every iteration
+      for (size_t i = 0; i < data.size(); ++i) data[i] = float(it * 10 + int(k)) + 0.5f * float(i % 7);
+      probe.hook(data.data(), g.sizes[k]);
+      std::fill(out[k].begin(), out[k].end(), -1.0f);
+    }
+    EXPECT_THROW(probe.end_iteration(outputs, 2), std::invalid_argument);
+    float* with_null[] = {out[0].data(), nullptr, out[2].data()};
+    EXPECT_THROW(probe.end_iteration(with_null, 3), std::invalid_argument);
+    probe.end_iteration(outputs, 3);
+    for (size_t k = 0; k < 3; ++k) {
+      if (it == 0) {
+        EXPECT_EQ(out[k][0], -1.0f) << "iteration 0 only learns";
+      } else {
+        EXPECT_EQ(out[k], g.data[k]) << "iteration " << it << ", hook " << k;
+      }
+    }
+  }
+  const FlushProbeSummary s = probe.summary();
+  EXPECT_EQ(s.write_backs, 3);  // iterations 3, 4 and 5
+  EXPECT_GT(s.write_back_us, 0);
 }
 
 // The median over the hooks of each hook's flush - kernel, floored at 0.

@@ -276,6 +276,27 @@ TEST(SparseHandComputed, TheTracesInSituBookkeepingReplacesTheCpuProfiles) {
   }
 }
 
+// The runtime's write-back of the averages into the framework's gradients
+// (tiny3-flush-probe.json: runtime_flush write_back_us 1.5) joins the
+// optimizer phase unscaled: wfbp's optimizer 500 + 1500 ns on tiny3 at its
+// own batch, 2 x 500 + 1500 at twice the batch, and every iteration 1500 ns
+// longer than on tiny3.json, which has none.
+TEST(SparseHandComputed, TheRuntimesWriteBackJoinsTheOptimizerPhase) {
+  const Json wfbp = "wfbp";
+  const model::RunResult plain = run_tiny(wfbp, 2);
+  const model::RunResult written = run_tiny(wfbp, 2, "tests/data/profile-unit.json", "hot",
+                                            "tests/data/tiny3-flush-probe.json");
+  EXPECT_DOUBLE_EQ(plain.breakdown.optimizer, 500e-9);
+  EXPECT_DOUBLE_EQ(written.breakdown.optimizer, 2000e-9);
+  ASSERT_EQ(plain.iteration_ns.size(), written.iteration_ns.size());
+  for (size_t i = 0; i < plain.iteration_ns.size(); ++i) {
+    EXPECT_EQ(written.iteration_ns[i], plain.iteration_ns[i] + 1500) << i;
+  }
+  Json doc = tiny_scenario(wfbp, 2, "tests/data/profile-unit.json", "hot", "tests/data/tiny3-flush-probe.json");
+  doc["batch_per_worker"] = 2;
+  EXPECT_DOUBLE_EQ(simulate(model::parse_scenario(doc, "")).breakdown.optimizer, 2500e-9);
+}
+
 // A bucket of one tensor sent dense as pairs costs the trace's in-situ flush
 // of that tensor (tiny3-flush-probe.json: a 0.9 us, c 0.8) with calls after
 // compute: ADTopk sends the 1-D a and c so. Without the trace's figures

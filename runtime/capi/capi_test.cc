@@ -272,28 +272,54 @@ TEST_F(CApi, AllreduceSumOfDoubles) {
 
 // The flush probe: six iterations of three hooks (one learning them, two
 // warm-ups, two engine iterations and a kernel one) give six flush and
-// three kernel samples; misuse is bad input.
+// three kernel samples; from iteration 1 on each iteration writes every
+// hook's average (its own gradient, one rank) back into the output given
+// for it, the three measured ones timed; misuse is bad input.
 TEST(CApiFlushProbe, SummarisesAndRefusesMisuse) {
   sf_flush_probe* probe = nullptr;
   EXPECT_EQ(sf_flush_probe_create(0, 64, &probe), SF_BAD_INPUT);
   EXPECT_NE(std::string(sf_last_error()).find("hooks and max elements >= 1"), std::string::npos) << sf_last_error();
   ASSERT_EQ(sf_flush_probe_create(3, 64, &probe), SF_OK) << sf_last_error();
-  const std::vector<float> gradient(100, 0.25f);
-  const int64_t sizes[] = {10, 100, 64};
+  const int64_t sizes[] = {10, 100, 64};  // the second over the maximum: copied whole beside its probe tensor
+  std::vector<std::vector<float>> gradients, outputs(3);
+  for (int k = 0; k < 3; ++k) {
+    gradients.emplace_back(size_t(sizes[k]));
+    for (size_t i = 0; i < gradients[size_t(k)].size(); ++i) gradients[size_t(k)][i] = float(k + 1) + 0.001f * float(i);
+  }
+  float* written[3];
   int hooks = 0;
-  int64_t elements[3] = {0, 0, 0}, samples[2] = {0, 0};
-  double flush[3], kernel[3], bookkeeping = -1;
+  int64_t elements[3] = {0, 0, 0}, samples[3] = {0, 0, 0};
+  double flush[3], kernel[3], bookkeeping = -1, write_back = -1;
   auto summary = [&](int capacity) {
-    return sf_flush_probe_summary(probe, capacity, &hooks, elements, flush, kernel, &bookkeeping, samples);
+    return sf_flush_probe_summary(probe, capacity, &hooks, elements, flush, kernel, &bookkeeping, &write_back,
+                                  samples);
   };
-  EXPECT_EQ(sf_flush_probe_hook(probe, gradient.data(), 10), SF_BAD_INPUT);  // outside an iteration
+  EXPECT_EQ(sf_flush_probe_hook(probe, gradients[0].data(), 10), SF_BAD_INPUT);  // outside an iteration
   for (int it = 0; it < 6; ++it) {
     if (it == 4) {
       EXPECT_EQ(summary(3), SF_BAD_INPUT);  // no kernel iteration measured yet
     }
     ASSERT_EQ(sf_flush_probe_begin_iteration(probe), SF_OK) << sf_last_error();
-    for (int64_t n : sizes) ASSERT_EQ(sf_flush_probe_hook(probe, gradient.data(), n), SF_OK) << sf_last_error();
-    ASSERT_EQ(sf_flush_probe_end_iteration(probe), SF_OK) << sf_last_error();
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(sf_flush_probe_hook(probe, gradients[size_t(k)].data(), sizes[k]), SF_OK) << sf_last_error();
+      outputs[size_t(k)].assign(size_t(sizes[k]), -1.0f);
+      written[k] = outputs[size_t(k)].data();
+    }
+    if (it == 2) {
+      EXPECT_EQ(sf_flush_probe_end_iteration(probe, written, 2), SF_BAD_INPUT);  // three hooks
+      EXPECT_NE(std::string(sf_last_error()).find("expected 0 or the 3 hooks'"), std::string::npos) << sf_last_error();
+      ASSERT_EQ(sf_flush_probe_end_iteration(probe, nullptr, 0), SF_OK) << sf_last_error();  // refused: still open
+      EXPECT_EQ(outputs[0][0], -1.0f) << "nothing written";
+      continue;
+    }
+    ASSERT_EQ(sf_flush_probe_end_iteration(probe, written, 3), SF_OK) << sf_last_error();
+    for (int k = 0; k < 3; ++k) {
+      if (it == 0) {
+        EXPECT_EQ(outputs[size_t(k)][0], -1.0f) << "iteration 0 only learns the hooks";
+      } else {
+        EXPECT_EQ(outputs[size_t(k)], gradients[size_t(k)]) << "iteration " << it << ", hook " << k;
+      }
+    }
   }
   EXPECT_EQ(summary(2), SF_BAD_INPUT);  // three hooks
   ASSERT_EQ(summary(3), SF_OK) << sf_last_error();
@@ -318,9 +344,12 @@ TEST(CApiFlushProbe, SummarisesAndRefusesMisuse) {
   EXPECT_EQ(sf_flush_probe_bookkeeping(4, nullptr, kernels, &recomputed), SF_BAD_INPUT);
   EXPECT_EQ(samples[0], 6);
   EXPECT_EQ(samples[1], 3);
-  EXPECT_EQ(sf_flush_probe_summary(probe, 3, &hooks, nullptr, flush, kernel, &bookkeeping, samples), SF_BAD_INPUT);
+  EXPECT_EQ(samples[2], 3);  // iterations 3, 4 and 5 wrote back
+  EXPECT_GT(write_back, 0);
+  EXPECT_EQ(sf_flush_probe_summary(probe, 3, &hooks, nullptr, flush, kernel, &bookkeeping, &write_back, samples),
+            SF_BAD_INPUT);
   ASSERT_EQ(sf_flush_probe_begin_iteration(probe), SF_OK);
-  EXPECT_EQ(sf_flush_probe_hook(probe, gradient.data(), 11), SF_BAD_INPUT);  // hook 0 made 10 ready before
+  EXPECT_EQ(sf_flush_probe_hook(probe, gradients[0].data(), 11), SF_BAD_INPUT);  // hook 0 made 10 ready before
   EXPECT_EQ(sf_flush_probe_destroy(probe), SF_OK);
 }
 

@@ -328,17 +328,18 @@ int sf_flush_probe_hook(sf_flush_probe* p, const float* gradient, int64_t elemen
   });
 }
 
-int sf_flush_probe_end_iteration(sf_flush_probe* p) {
+int sf_flush_probe_end_iteration(sf_flush_probe* p, float* const* gradients, int count) {
   return guarded(nullptr, [&] {
-    require(p, "sf_flush_probe_end_iteration: null probe");
-    p->probe.end_iteration();
+    require(p && (count == 0 || gradients), "sf_flush_probe_end_iteration: null argument");
+    p->probe.end_iteration(gradients, count);
   });
 }
 
 int sf_flush_probe_summary(const sf_flush_probe* p, int capacity, int* hooks_out, int64_t* elements,
-                           double* flush_us, double* kernel_us, double* bookkeeping_us, int64_t samples[2]) {
+                           double* flush_us, double* kernel_us, double* bookkeeping_us, double* write_back_us,
+                           int64_t samples[3]) {
   return guarded(nullptr, [&] {
-    require(p && hooks_out && elements && flush_us && kernel_us && bookkeeping_us && samples,
+    require(p && hooks_out && elements && flush_us && kernel_us && bookkeeping_us && write_back_us && samples,
             "sf_flush_probe_summary: null argument");
     const rt::FlushProbeSummary s = p->probe.summary();
     require(int64_t(s.hooks.size()) <= int64_t(capacity),
@@ -350,8 +351,10 @@ int sf_flush_probe_summary(const sf_flush_probe* p, int capacity, int* hooks_out
       kernel_us[k] = s.hooks[k].kernel_us;
     }
     *bookkeeping_us = s.bookkeeping_us();
+    *write_back_us = s.write_back_us;
     samples[0] = s.flushes;
     samples[1] = s.kernels;
+    samples[2] = s.write_backs;
   });
 }
 

@@ -107,13 +107,19 @@ int sf_session_destroy(sf_session* s);
  * every later iteration repeats; then iterations alternate between the
  * engine's flush and the pack kernel alone, the first of each a warm-up.
  * Hook k is probed at min(its elements, MAX_ELEMENTS).
+ * sf_flush_probe_end_iteration given the COUNT gradients the hooks were given
+ * (in hook order; or COUNT 0) writes each one's average back into it, as
+ * sf_session_wait writes the averages, and times that (iteration 0 writes
+ * nothing; one rank's average is the gradient, so the values are unchanged).
  * sf_flush_probe_summary writes *HOOKS_OUT (the hooks, at most CAPACITY) and,
  * per hook k in order, ELEMENTS[k] (its probe tensor's), FLUSH_US[k] and
  * KERNEL_US[k] (medians, microseconds); *BOOKKEEPING_US (the median over the
- * hooks of flush - kernel, each floored at 0) and SAMPLES[2] (flush and
- * kernel samples in all). Wrong call order, more hooks than HOOKS, an
- * iteration unlike the first, a capacity under the hooks, or a summary
- * before a measured iteration of each kind, is SF_BAD_INPUT.
+ * hooks of flush - kernel, each floored at 0), *WRITE_BACK_US (the median
+ * write-back, 0 if none was timed) and SAMPLES[3] (flush, kernel and
+ * write-back samples in all). Wrong call order, more hooks than HOOKS, an
+ * iteration unlike the first, a gradient count other than 0 or the hooks', a
+ * capacity under the hooks, or a summary before a measured iteration of each
+ * kind, is SF_BAD_INPUT.
  * sf_flush_probe_bookkeeping writes *BOOKKEEPING_US for per-hook medians
  * combined elsewhere (e.g. averaged over ranks): the median over the N hooks
  * of FLUSH_US[k] - KERNEL_US[k], each floored at 0, as the summary's. */
@@ -121,9 +127,10 @@ typedef struct sf_flush_probe sf_flush_probe;
 int sf_flush_probe_create(int hooks, int64_t max_elements, sf_flush_probe** out);
 int sf_flush_probe_begin_iteration(sf_flush_probe* p);
 int sf_flush_probe_hook(sf_flush_probe* p, const float* gradient, int64_t elements);
-int sf_flush_probe_end_iteration(sf_flush_probe* p);
+int sf_flush_probe_end_iteration(sf_flush_probe* p, float* const* gradients, int count);
 int sf_flush_probe_summary(const sf_flush_probe* p, int capacity, int* hooks_out, int64_t* elements,
-                           double* flush_us, double* kernel_us, double* bookkeeping_us, int64_t samples[2]);
+                           double* flush_us, double* kernel_us, double* bookkeeping_us, double* write_back_us,
+                           int64_t samples[3]);
 int sf_flush_probe_bookkeeping(int n, const double* flush_us, const double* kernel_us, double* bookkeeping_us);
 int sf_flush_probe_destroy(sf_flush_probe* p);
 

@@ -67,7 +67,8 @@ assert t["backward_ns"] > 0 and t["forward_ns"] > 0, t
 # 1 and 3 and kernel ones 2 and 4, the first of each a warm-up. Each tensor is probed at its own size
 # up to max_elements, in the order its hook fired; each tensor's medians are averaged over the 2 ranks
 # (samples summed: 6 hooks x 1 measured iteration of each kind x 2 ranks), and the bookkeeping is the
-# median over the tensors.
+# median over the tensors. After each iteration's step it writes every tensor's average back into
+# its gradient, timed in the measured iterations 3 and 4 (4 samples over the 2 ranks).
 def check_probe(f, trace):
     sizes = {x["name"]: x["elements"] for x in trace["tensors"]}
     assert (f["max_elements"], f["flushes"], f["kernels"]) == (4096, 12, 12), f
@@ -78,6 +79,7 @@ def check_probe(f, trace):
     assert all(x["flush_us"] > 0 and x["kernel_us"] > 0 for x in f["tensors"]), f
     each = sorted(max(0.0, x["flush_us"] - x["kernel_us"]) for x in f["tensors"])
     assert abs(f["bookkeeping_us"] - (each[2] + each[3]) / 2) < 1e-9, f
+    assert f["write_backs"] == 4 and f["write_back_us"] > 0, f
 check_probe(t["runtime_flush"], t)
 # The profile before training (1 + 4 iterations) runs one too.
 check_probe(before["runtime_flush"], before)
@@ -85,6 +87,8 @@ PY
 "$sf" validate "$tmp/interleaved/result.json" --set compression.profile=cpu-dev-2core >"$tmp/v.log" 2>&1 ||
   fail "validate an interleaved train result: $(cat "$tmp/v.log")"
 grep -q "the same 6 collectives in the same order" "$tmp/v.log" || fail "validate interleaved: $(cat "$tmp/v.log")"
+grep -q "optimizer: the trace's step and the runtime's write-back of the averages" "$tmp/v.log" ||
+  fail "validate interleaved: no write-back named: $(cat "$tmp/v.log")"
 
 train sparse topk-layerwise --set compression.density=0.1 || fail "train topk-layerwise: $(cat "$tmp/sparse.log")"
 $py tests/train/check_grads.py "$tmp/sparse-grads" 2 topk 0.1 >"$tmp/check.log" 2>&1 ||

@@ -39,6 +39,8 @@ void scale_compute_times(Trace& trace, double x) {
   trace.backward_ns = scaled(trace.backward_ns);
   trace.optimizer_ns = scaled(trace.optimizer_ns);
   trace.iteration_ns = scaled(trace.iteration_ns);
+  // The replay sleeps through the whole planned optimizer phase, write-back included.
+  if (trace.runtime_write_back_us) *trace.runtime_write_back_us *= x;
   for (TraceTensor& t : trace.tensors) {
     t.ready_ns = scaled(t.ready_ns);
     t.forward_ns = scaled(t.forward_ns);
@@ -64,7 +66,7 @@ void print_bucket_errors(const char* what, double mean_abs, const model::BucketC
 }
 
 void print(const model::Validation& v, const std::string& measured_path, const Json& measured, const Json& simulated,
-           const std::vector<std::string>& overrides, double time_scale) {
+           const Trace& trace, const std::vector<std::string>& overrides, double time_scale) {
   std::string sets;
   for (const auto& o : overrides) sets += " --set " + o;
   std::cout << fmt::format("measured    {} ({})\n", measured_path, describe_executor(measured));
@@ -72,8 +74,14 @@ void print(const model::Validation& v, const std::string& measured_path, const J
   if (time_scale != 1.0) {
     std::cout << fmt::format("            compute times x {} (the run's executor.time_scale)\n", time_scale);
   }
-  std::cout << fmt::format("            network {}, compression costs: {}\n\n", simulated["network"].value("model", "?"),
+  std::cout << fmt::format("            network {}, compression costs: {}\n", simulated["network"].value("model", "?"),
                            simulated.value("compression_costs", "?"));
+  if (trace.runtime_write_back_us) {
+    std::cout << fmt::format("            optimizer: the trace's step and the runtime's write-back of the averages, "
+                             "{:.3f} ms (the trace's runtime_flush, measured in situ)\n",
+                             *trace.runtime_write_back_us / 1e3);
+  }
+  std::cout << "\n";
   std::cout << fmt::format("{:<44}{:>12}{:>12}{:>10}\n", "metric", "measured", "simulated", "error");
   for (const auto& m : v.metrics) {
     std::cout << fmt::format("{:<44}{:>12.3f}{:>12.3f}{:>10}\n", m.name, m.measured, m.simulated,
@@ -138,7 +146,7 @@ int run_validate(const Args& args) {
   scale_compute_times(scenario.trace, time_scale);
   const Json simulated = sim::simulate(scenario).to_json(/*timing=*/false);
   const model::Validation v = model::compare_results(root, JsonNode(simulated, "the simulation", ""));
-  print(v, path, measured, simulated, overrides, time_scale);
+  print(v, path, measured, simulated, scenario.trace, overrides, time_scale);
   if (vm.count("out")) {
     const std::string dir = vm["out"].as<std::string>();
     write_file_atomically(dir + "/simulated/result.json", simulated.dump(2) + "\n");

@@ -62,9 +62,9 @@ def _declare(lib):
         "sf_flush_probe_create": (ctypes.c_int, [ctypes.c_int, ctypes.c_int64, ctypes.POINTER(void_p)]),
         "sf_flush_probe_begin_iteration": (ctypes.c_int, [void_p]),
         "sf_flush_probe_hook": (ctypes.c_int, [void_p, void_p, ctypes.c_int64]),
-        "sf_flush_probe_end_iteration": (ctypes.c_int, [void_p]),
+        "sf_flush_probe_end_iteration": (ctypes.c_int, [void_p, ctypes.POINTER(void_p), ctypes.c_int]),
         "sf_flush_probe_summary": (ctypes.c_int, [void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int), c_int64_p,
-                                                  c_double_p, c_double_p, c_double_p, c_int64_p]),
+                                                  c_double_p, c_double_p, c_double_p, c_double_p, c_int64_p]),
         "sf_flush_probe_bookkeeping": (ctypes.c_int, [ctypes.c_int, c_double_p, c_double_p, c_double_p]),
         "sf_flush_probe_destroy": (ctypes.c_int, [void_p]),
         "sf_free": (None, [void_p]),
@@ -156,11 +156,15 @@ class FlushProbe:
     begin_iteration()/end_iteration() around each iteration. NAMES: the
     model's parameter names, which a hook's index is into; MAX_ELEMENTS: the
     largest probe tensor (a hook's is min(its gradient's elements, it)),
-    above every one-dimensional parameter of the models profiled."""
+    above every one-dimensional parameter of the models profiled.
+    end_iteration() also writes every hook's average back into the gradient
+    it was given (the same values), as the runtime writes its averages into
+    p.grad, and times that."""
 
     def __init__(self, names, max_elements=4096):
         self.names, self.max_elements = list(names), int(max_elements)
         self._order = []  # the hooks' parameter indices, in the first iteration (which the probe learns)
+        self._gradients = []  # this iteration's, in hook order: end_iteration writes the averages back into them
         self._iterations = 0
         self._handle = ctypes.c_void_p()
         check(library().sf_flush_probe_create(len(self.names), self.max_elements, ctypes.byref(self._handle)))
@@ -173,41 +177,49 @@ class FlushProbe:
             g = gradient.detach()
             if not g.is_contiguous():
                 g = g.contiguous()
+            self._gradients.append(g)
             check(hook(self._handle, ctypes.c_void_p(g.data_ptr()), g.numel()))
         self.hook = probe_hook
 
     def begin_iteration(self):
         self._iterations += 1
+        self._gradients = []
         check(library().sf_flush_probe_begin_iteration(self._handle))
 
     def end_iteration(self):
-        check(library().sf_flush_probe_end_iteration(self._handle))
+        """After the optimizer's step, outside the phases the profiler times."""
+        n = len(self._gradients)
+        pointers = (ctypes.c_void_p * n)(*[g.data_ptr() for g in self._gradients])
+        check(library().sf_flush_probe_end_iteration(self._handle, pointers, n))
+        self._gradients = []
 
     def summary(self, comm):
         """The per-hook medians averaged over COMM's ranks (as result.json's
         per-bucket figures are), as a trace's "runtime_flush" object
         (common/trace.h). Collective: every rank calls it."""
         n = len(self.names)
-        hooks, bookkeeping = ctypes.c_int(), ctypes.c_double()
-        elements, samples = (ctypes.c_int64 * n)(), (ctypes.c_int64 * 2)()
+        hooks, bookkeeping, write_back = ctypes.c_int(), ctypes.c_double(), ctypes.c_double()
+        elements, samples = (ctypes.c_int64 * n)(), (ctypes.c_int64 * 3)()
         flush, kernel = (ctypes.c_double * n)(), (ctypes.c_double * n)()
         check(library().sf_flush_probe_summary(self._handle, n, ctypes.byref(hooks), elements, flush, kernel,
-                                               ctypes.byref(bookkeeping), samples))
+                                               ctypes.byref(bookkeeping), ctypes.byref(write_back), samples))
         h = hooks.value
-        sums = comm.allreduce_sum(list(flush[:h]) + list(kernel[:h]) + [samples[0], samples[1]])
+        sums = comm.allreduce_sum(list(flush[:h]) + list(kernel[:h]) + [write_back.value] + list(samples))
         flush = (ctypes.c_double * h)(*[x / comm.size for x in sums[:h]])
         kernel = (ctypes.c_double * h)(*[x / comm.size for x in sums[h:2 * h]])
         check(library().sf_flush_probe_bookkeeping(h, flush, kernel, ctypes.byref(bookkeeping)))
         tensors = [{"name": self.names[self._order[k]], "elements": elements[k], "flush_us": flush[k],
                     "kernel_us": kernel[k]} for k in range(h)]
-        return {"bookkeeping_us": bookkeeping.value, "max_elements": self.max_elements, "flushes": int(sums[-2]),
-                "kernels": int(sums[-1]),
+        return {"bookkeeping_us": bookkeeping.value, "max_elements": self.max_elements, "flushes": int(sums[-3]),
+                "kernels": int(sums[-2]), "write_back_us": sums[2 * h] / comm.size, "write_backs": int(sums[-1]),
                 "method": "runtime/flush_probe.h: at each gradient-ready hook of the profiled backward, the "
                           "gradient copied in as the runtime copies it, then a flush of that hook's tensor "
                           "(min(its elements, max_elements)) in a bucket sent dense as pairs (engine "
                           "iterations) or pack_dense alone (kernel iterations), alternating; per tensor the "
                           f"medians, averaged over {comm.size} ranks; bookkeeping = the median over the tensors "
-                          "of flush - kernel",
+                          "of flush - kernel; write_back = every tensor's average written into its gradient "
+                          "after the optimizer's step, as the runtime writes the averages (the median "
+                          "iteration, averaged over the ranks)",
                 "tensors": tensors}
 
     def close(self):
