@@ -187,6 +187,7 @@ void validate_profile_options(const ProfileOptions& o) {
   for (const int64_t n : o.sizes)
     if (n < 1 || n > kMaxElements) throw std::invalid_argument("profile: size outside [1, 2^31 - 1]");
   if (o.repetitions < 1) throw std::invalid_argument("profile: repetitions must be >= 1");
+  if (o.rounds < 1) throw std::invalid_argument("profile: rounds must be >= 1");
   if (o.workers < 1) throw std::invalid_argument("profile: workers must be >= 1");
   if (o.working_set_bytes < 0 || o.working_set_bytes > kMaxWorkingSet)
     throw std::invalid_argument("profile: working set outside [0, 4 GiB]");
@@ -285,10 +286,15 @@ enum class Condition { kHot, kCold, kAfterCompute };
 // the other kernels), condition) at the size prepare() took; returns time_us.
 using Measure = std::function<double(const std::string&, double, int64_t, Condition)>;
 
-void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
-              const std::function<Measure(int64_t)>& prepare, json& doc) {
+// The grid's sections, one round's or the rounds' medians.
+struct GridPoints {
   json compression = json::object(), cold = json::object(), after_compute = json::object();
   json unpack = json::array();
+};
+
+GridPoints run_round(const ProfileOptions& o, const std::vector<int64_t>& sizes,
+                     const std::function<Measure(int64_t)>& prepare) {
+  GridPoints g;
   // (row, elements, density) of the ADTopk points taken: two sizes can floor
   // to one tensor (5000 and 4096 to a single row of 4096).
   std::set<std::tuple<int64_t, int64_t, double>> adtopk_taken;
@@ -310,22 +316,59 @@ void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
           if (name == "unpack") {
             json p = point(Condition::kHot);
             p["workers"] = o.workers;
-            unpack.push_back(p);
+            g.unpack.push_back(p);
             continue;
           }
-          compression[name].push_back(point(Condition::kHot));
-          if (o.working_set_bytes > 0) cold[name].push_back(point(Condition::kCold));
+          g.compression[name].push_back(point(Condition::kHot));
+          if (o.working_set_bytes > 0) g.cold[name].push_back(point(Condition::kCold));
           if (o.after_compute_evict_bytes > 0 && n <= kAfterComputeMaxElements) {
-            after_compute[name].push_back(point(Condition::kAfterCompute));
+            g.after_compute[name].push_back(point(Condition::kAfterCompute));
           }
         }
       }
     }
   }
-  doc["compression"] = compression;
-  if (o.working_set_bytes > 0) doc["compression_cold"] = cold;
-  if (o.after_compute_evict_bytes > 0) doc["compression_after_compute"] = after_compute;
-  doc["decompression"] = json{{"unpack", unpack}};
+  return g;
+}
+
+// Every round measures the same points in the same order: point i of a
+// curve gets the median of its rounds' time_us.
+void take_round_medians(json& into, const std::vector<const json*>& rounds) {
+  for (size_t i = 0; i < into.size(); ++i) {
+    std::vector<double> times;
+    for (const json* r : rounds) times.push_back(r->at(i).at("time_us").get<double>());
+    into[i]["time_us"] = median(std::move(times));
+  }
+}
+
+GridPoints round_medians(const std::vector<GridPoints>& rounds) {
+  GridPoints out = rounds.front();
+  for (json GridPoints::*section : {&GridPoints::compression, &GridPoints::cold, &GridPoints::after_compute}) {
+    for (auto curve = (out.*section).begin(); curve != (out.*section).end(); ++curve) {
+      std::vector<const json*> each;
+      for (const GridPoints& r : rounds) each.push_back(&(r.*section).at(curve.key()));
+      take_round_medians(*curve, each);
+    }
+  }
+  std::vector<const json*> each;
+  for (const GridPoints& r : rounds) each.push_back(&r.unpack);
+  take_round_medians(out.unpack, each);
+  return out;
+}
+
+// o.rounds passes over the whole grid, so that a slow spell of a shared
+// machine lands on one pass of every point rather than on all the
+// repetitions of a few; each point keeps the median of its passes.
+void run_grid(const ProfileOptions& o, const std::vector<int64_t>& sizes,
+              const std::function<Measure(int64_t)>& prepare, json& doc) {
+  std::vector<GridPoints> rounds;
+  for (int r = 0; r < o.rounds; ++r) rounds.push_back(run_round(o, sizes, prepare));
+  GridPoints g = round_medians(rounds);
+  doc["compression"] = std::move(g.compression);
+  if (o.working_set_bytes > 0) doc["compression_cold"] = std::move(g.cold);
+  if (o.after_compute_evict_bytes > 0) doc["compression_after_compute"] = std::move(g.after_compute);
+  doc["decompression"] = json{{"unpack", std::move(g.unpack)}};
+  doc["provenance"]["rounds"] = o.rounds;
 }
 
 // ADTopk on each large tensor's own gradient and on Gaussian values of its

@@ -63,7 +63,10 @@
 //            (evenly spaced, shifted by rank); per-rank counts (the correct receiver).
 // Repetitions shrink with size (reps * sqrt(1e6 / n), at least min(reps, 3)) and small calls
 // are looped to >= 2 ms per repetition, so the default CPU run stays well under a
-// minute on a 2-core machine.
+// minute on a 2-core machine. With rounds > 1 the whole grid is measured that many
+// times over and each point keeps the median of its rounds' times (provenance.rounds):
+// a slow spell of a shared machine then costs one round of every point instead of
+// every repetition of the few it falls on.
 #pragma once
 
 #include <array>
@@ -93,6 +96,7 @@ struct ProfileOptions {
   std::vector<int64_t> sizes;          // empty: 1e3 .. 1e8 in decades (+ 5e8 on cuda)
   std::vector<double> densities = {0.001, 0.01, 0.05, 0.1};
   int repetitions = 5;                 // at n <= 1e6; scaled down for larger n
+  int rounds = 1;                      // passes over the whole grid; each point keeps their median
   int64_t max_elements = 0;            // > 0: drop sizes above it
   int workers = 8;                     // unpack P
   std::vector<std::string> kernels;    // empty: all

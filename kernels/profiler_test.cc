@@ -120,6 +120,43 @@ TEST(Profiler, OptionsAndKernelFilter) {
   EXPECT_THROW(run_profile(bad), std::invalid_argument);
 }
 
+// Rounds pass over the whole grid: every point measured once a round (the
+// barrier before each point counts them), the same points as one round, in
+// the same order, and the rounds recorded; rounds < 1 is refused.
+TEST(Profiler, RoundsMeasureEveryPointOnceEach) {
+  ProfileOptions o;
+  o.sizes = {1000, 5000};
+  o.densities = {0.01, 0.1};
+  o.repetitions = 1;
+  o.kernels = {"topk", "pack", "unpack"};
+  o.after_compute_evict_bytes = 1 << 16;
+  int points = 0;
+  o.before_point = [&points] { ++points; };
+  const auto one = profile_kernels(o);
+  const int per_round = points;
+  EXPECT_EQ(one.at("provenance").at("rounds"), 1);
+  points = 0;
+  o.rounds = 3;
+  const auto three = profile_kernels(o);
+  EXPECT_EQ(points, 3 * per_round);
+  EXPECT_EQ(three.at("provenance").at("rounds"), 3);
+  for (const char* section : {"compression", "compression_after_compute"}) {
+    for (const char* kernel : {"topk", "pack"}) {
+      const auto& a = one.at(section).at(kernel);
+      const auto& b = three.at(section).at(kernel);
+      ASSERT_EQ(a.size(), b.size()) << section << " " << kernel;
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].at("elements"), b[i].at("elements"));
+        EXPECT_EQ(a[i].at("density"), b[i].at("density"));
+        EXPECT_GT(b[i].at("time_us").get<double>(), 0);
+      }
+    }
+  }
+  EXPECT_EQ(three.at("decompression").at("unpack").size(), one.at("decompression").at("unpack").size());
+  o.rounds = 0;
+  EXPECT_THROW(run_profile(o), std::invalid_argument);
+}
+
 // What validate_profile_options says about BAD ("accepted" if nothing).
 std::string message(const ProfileOptions& bad) {
   try {

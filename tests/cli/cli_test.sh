@@ -130,6 +130,7 @@ PY
 expect_error 2 "working set outside" -- profile-kernels --working-set -5
 expect_error 2 'unknown kernel "nope"' -- profile-kernels --kernels nope
 expect_error 2 "expected 1 to 64, got 0" -- profile-kernels --processes 0
+expect_error 2 "--rounds: expected >= 1, got 0" -- profile-kernels --rounds 0
 expect_error 2 "need --out for their profiles" -- profile-kernels --processes 2 --sizes 1000
 : >"$tmp/plain-file"
 expect_error 2 "cannot write the profile there: $tmp/plain-file is not a directory" -- \

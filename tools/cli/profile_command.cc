@@ -276,6 +276,7 @@ int run_profile_kernels(const Args& args) {
       ("out", po::value<std::string>(), "write the profile (sparsefuse-profile/1) to FILE")
       ("max-elements", po::value<int64_t>()->default_value(0), "leave out sizes above N (0: up to 1e8, 5e8 on cuda)")
       ("repetitions", po::value<int>()->default_value(5), "timed repetitions at n <= 1e6 (fewer for larger n)")
+      ("rounds", po::value<int>()->default_value(1), "passes over the whole grid; each point keeps the median of its passes")
       ("sizes", po::value<std::vector<int64_t>>()->multitoken(), "measure these sizes (elements) instead of the decades")
       ("kernels", po::value<std::vector<std::string>>()->multitoken(), "measure only these kernels (names as printed)");
   add_cpu_options(options);
@@ -294,9 +295,11 @@ int run_profile_kernels(const Args& args) {
   if (o.device != "cpu" && o.device != "cuda") throw InputError("--device", "", "expected cpu or cuda, got " + o.device);
   o.max_elements = vm["max-elements"].as<int64_t>();
   o.repetitions = vm["repetitions"].as<int>();
+  o.rounds = vm["rounds"].as<int>();
   if (o.max_elements < 0 || o.repetitions < 1) {
     throw InputError("--max-elements/--repetitions", "", "expected max-elements >= 0 and repetitions >= 1");
   }
+  if (o.rounds < 1) throw InputError("--rounds", "", fmt::format("expected >= 1, got {}", o.rounds));
   if (vm.count("sizes")) o.sizes = vm["sizes"].as<std::vector<int64_t>>();
   if (vm.count("kernels")) o.kernels = vm["kernels"].as<std::vector<std::string>>();
   o.working_set_bytes = vm["working-set"].as<int64_t>();
