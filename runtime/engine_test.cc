@@ -560,7 +560,8 @@ TEST(Driver, DearUpdatesInsideTheForward) {
 // the right answer and that defect's least (forward 1.6 + 8 = 9.6 ms,
 // exposed 8 ms), wide enough for a loaded 2-core machine, where the
 // communication thread and every sleep's wake-up wait for a core (seen:
-// 3.4 ms exposed with a profiler running beside the test suite). (Not the
+// 3.4 ms exposed with a profiler running beside the test suite, 5.2 ms with
+// a second Bazel build beside it). (Not the
 // iteration time: under ASan the engine's own work per tensor adds ~3 ms.)
 TEST(Driver, OpenGatesDoNotAccumulateSleepOvershoot) {
   const int tensors = 160;
@@ -584,7 +585,7 @@ TEST(Driver, OpenGatesDoNotAccumulateSleepOvershoot) {
   const double forward = out["breakdown_s"]["forward"].get<double>();
   EXPECT_GE(forward, 0.0016);
   EXPECT_LT(forward, 0.006) << "each open gate added its stage's sleep overshoot";
-  EXPECT_LT(out["breakdown_s"]["communication_exposed"].get<double>(), 0.005)
+  EXPECT_LT(out["breakdown_s"]["communication_exposed"].get<double>(), 0.0065)
       << "each open gate waited for its overshoot";
 }
 
