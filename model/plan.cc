@@ -1,15 +1,11 @@
 #include "model/plan.h"
 
-#include <cmath>
-
 #include "policy/presets.h"
 #include "model/nccl_network.h"
 
 namespace sparsefuse::model {
 
 namespace {
-
-TimeNs batch_scaled(TimeNs ns, double scale) { return TimeNs(std::llround(double(ns) * scale)); }
 
 // The trace's in-situ flush measurements, per gradient tensor in the
 // model's order (GradientModel::from_trace keeps the tensors with one).
@@ -25,7 +21,7 @@ InSituFlush in_situ_flush(const Trace& trace) {
 
 ScenarioPlan::ScenarioPlan(const Scenario& s)
     : model(policy::GradientModel::from_trace(s.trace, s.compute_scale())),
-      forward_ns(batch_scaled(s.trace.forward_ns, s.compute_scale())),
+      forward_ns(scaled_ns(s.trace.forward_ns, s.compute_scale())),
       optimizer_ns(s.trace.optimizer_phase_ns(s.compute_scale())),
       network(make_network_model(s.network, s.topology, s.workers, s.base_dir())),
       compression(s.compression, s.base_dir(), s.file, in_situ_flush(s.trace)),
